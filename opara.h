@@ -4025,6 +4025,17 @@ typedef struct opara__resize_params {
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
 } opara__resize_params;
 
+/* The input coordinate of output index x of a dim resized from in to out elements (scale out / in
+   unless sizes round it; roi for tf_crop_and_resize), ONNX's coordinate_transformation_mode. */
+OPARA__PRIVATE double opara__resize_source(opara__resize_coord_mode mode, double scale, double roi_lo, double roi_hi,
+                                          int64_t x, int64_t in, int64_t out);
+/* Cubic taps of output index x along dim d: the four input indices floor(c) - 1 .. floor(c) + 2
+   (clamped to the edges, as ONNX's reference pads them) and their weights (Keys' kernel with
+   cubic_coeff_a; with exclude_outside the taps outside the input weigh 0 and the rest are
+   renormalized); 0 where tf_crop_and_resize extrapolates. The CPU kernel and the CUDA lowering share it. */
+OPARA__PRIVATE int opara__resize_cubic_taps(const opara__resize_params* rp, int32_t d, int64_t x, int64_t in, int64_t out,
+                                           int64_t* idx, float* w);
+
 /* Gemm: its attributes with ONNX's defaults. */
 typedef struct opara__gemm_params {
     int trans_a, trans_b;
@@ -5944,6 +5955,50 @@ static opara_result opara__resize_roi(opara__shape_ctx* c, uint32_t n, const int
     if (roi->count != 2 * n) return opara__shape_fail(c, OPARA_ERR_SHAPE, "'roi' has %u values, not %u", roi->count, 2 * n);
     for (k = 0; k < n; ++k) rp->roi_lo[dim[k]] = roi->v.floats[k], rp->roi_hi[dim[k]] = roi->v.floats[n + k];
     return OPARA_OK;
+}
+
+OPARA__PRIVATE double opara__resize_source(opara__resize_coord_mode mode, double s, double roi_lo, double roi_hi, int64_t x,
+                                          int64_t in, int64_t out) {
+    switch (mode) {
+    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
+    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
+    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
+    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
+    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
+        return out > 1 ? roi_lo * (double)(in - 1) + (double)x * (roi_hi - roi_lo) * (double)(in - 1) / (double)(out - 1)
+                       : 0.5 * (roi_lo + roi_hi) * (double)(in - 1);
+    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
+        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
+        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
+    }
+    case OPARA__RESIZE_HALF_PIXEL: case OPARA__RESIZE_COORD_UNKNOWN: break;
+    }
+    return ((double)x + 0.5) / s - 0.5;
+}
+
+/* The cubic convolution kernel of ONNX's Resize (Keys, with a = cubic_coeff_a) at distance t. */
+static double opara__cubic_weight(double t, double a) {
+    t = fabs(t);
+    if (t <= 1.0) return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    if (t < 2.0) return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
+    return 0.0;
+}
+
+OPARA__PRIVATE int opara__resize_cubic_taps(const opara__resize_params* rp, int32_t d, int64_t x, int64_t in, int64_t out,
+                                           int64_t* idx, float* w) {
+    double c = opara__resize_source(rp->coord, rp->scale[d], rp->roi_lo[d], rp->roi_hi[d], x, in, out);
+    double f = floor(c), r = c - f, wd[4], sum = 0.0;
+    int k;
+    if (rp->coord == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return 0;
+    for (k = 0; k < 4; ++k) {
+        int64_t i = (int64_t)f - 1 + k;
+        wd[k] = opara__cubic_weight(r + 1.0 - (double)k, (double)rp->cubic_coeff_a);
+        if (rp->exclude_outside && (i < 0 || i >= in)) wd[k] = 0.0;
+        sum += wd[k];
+        idx[k] = i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
+    }
+    for (k = 0; k < 4; ++k) w[k] = (float)(rp->exclude_outside && sum != 0.0 ? wd[k] / sum : wd[k]);
+    return 1;
 }
 
 static opara_result opara__shape_resize(opara__shape_ctx* c) {
@@ -12089,23 +12144,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err,
 
 /* ---- Resize ---------------------------------------------------------------------------------- */
 
-/* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
+/* Input coordinate of output index x along dim d (the IR's opara__resize_source). */
 static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
-    double s = p->scale[d];
-    switch (p->coord_mode) {
-    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
-    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
-    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
-    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
-    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
-        return out > 1 ? p->roi_lo[d] * (double)(in - 1) + (double)x * (p->roi_hi[d] - p->roi_lo[d]) * (double)(in - 1) / (double)(out - 1)
-                       : 0.5 * (p->roi_lo[d] + p->roi_hi[d]) * (double)(in - 1);
-    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
-        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
-        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
-    }
-    default: return ((double)x + 0.5) / s - 0.5;
-    }
+    return opara__resize_source((opara__resize_coord_mode)p->coord_mode, p->scale[d], p->roi_lo[d], p->roi_hi[d], x, in, out);
 }
 
 /* Nearest source index, or -1 when tf_crop_and_resize extrapolates. */
@@ -12175,33 +12216,6 @@ static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, 
     return 1;
 }
 
-/* The cubic convolution kernel of ONNX's Resize (Keys, with a = cubic_coeff_a) at distance t. */
-static double opara__cubic_weight(double t, double a) {
-    t = fabs(t);
-    if (t <= 1.0) return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
-    if (t < 2.0) return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
-    return 0.0;
-}
-
-/* Cubic taps of one output index: the four input indices floor(c) - 1 .. floor(c) + 2 (clamped to
-   the edges, as ONNX's reference pads them) and their weights; with exclude_outside the taps that
-   fall outside the input weigh 0 and the rest are renormalized. 0 if extrapolated. */
-static int opara__cubic_taps(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out, int64_t* idx,
-                             float* w) {
-    double c = opara__resize_coord(p, d, x, in, out), f = floor(c), r = c - f, wd[4], sum = 0.0;
-    int k;
-    if (p->coord_mode == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return 0;
-    for (k = 0; k < 4; ++k) {
-        int64_t i = (int64_t)f - 1 + k;
-        wd[k] = opara__cubic_weight(r + 1.0 - (double)k, (double)p->alpha);
-        if (p->approx && (i < 0 || i >= in)) wd[k] = 0.0; /* exclude_outside */
-        sum += wd[k];
-        idx[k] = i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
-    }
-    for (k = 0; k < 4; ++k) w[k] = (float)(p->approx && sum != 0.0 ? wd[k] / sum : wd[k]);
-    return 1;
-}
-
 /* Bicubic over the last two dims (the others are not resized): the column taps once per call in
    scratch (4 indices as int32, then 4 weights, per output column; a column of -1 extrapolates). */
 static opara_result opara__resize_cubic_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -12215,7 +12229,7 @@ static opara_result opara__resize_cubic_kernel(const opara__cpu_op* op, size_t b
     float fill;
     memcpy(&fill, p->fill, 4);
     for (j = 0; j < OW; ++j) {
-        int k, ok = opara__cubic_taps(p, nd - 1, j, Wi, OW, col, cw + 4 * j);
+        int k, ok = opara__resize_cubic_taps(&op->params->u.resize, nd - 1, j, Wi, OW, col, cw + 4 * j);
         for (k = 0; k < 4; ++k) cols[4 * j + k] = ok ? (int32_t)col[k] : -1;
     }
     for (row = begin; row < end; ++row) {
@@ -12224,7 +12238,7 @@ static opara_result opara__resize_cubic_kernel(const opara__cpu_op* op, size_t b
         float wh[4];
         const float* src = (const float*)x->data + plane * (size_t)(H * Wi);
         float* dst = (float*)y->data + row * (size_t)OW;
-        int row_ok = opara__cubic_taps(p, nd - 2, oh, H, OH, rows, wh);
+        int row_ok = opara__resize_cubic_taps(&op->params->u.resize, nd - 2, oh, H, OH, rows, wh);
         for (j = 0; j < OW; ++j) {
             const int32_t* cj = cols + 4 * j;
             const float* wj = cw + 4 * j;
@@ -12323,8 +12337,6 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* e
     if (rp->mode == OPARA__RESIZE_CUBIC) {
         if (y->dims[y->ndim - 1] > INT32_MAX / 4 || x->dims[x->ndim - 1] > INT32_MAX)
             return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: a last dimension above 2^29");
-        p->alpha = rp->cubic_coeff_a;
-        p->approx = rp->exclude_outside;
         op->scratch_floats = 8 * (size_t)y->dims[y->ndim - 1]; /* the column taps */
         op->fn = opara__resize_cubic_kernel;
     }
@@ -18760,7 +18772,22 @@ static const char opara__ptx_pool[] =
     "# ol&-n5A4|#.Su-B4Us$G4cv($Sv#&mr$O8!oj/>1nr$B8Tz#%op.%X#(:@8t#B1pr$#l~#B8{g%$Q_+#^],*ao+#W~!%xV/*U!$}m%"
     "-bo+$_f'2ao+'ej/$b|(+wT!H4Yn$| 169Vr$Y87^-0Wm$$jd'@3_i+{!2_41cq+&m)d92jP&i 187xn%+]u)+gU$c13l$$(`62yl'!'"
     "/{T$]44l'C4l'(pX$]42}T$$]}(&~T$g45(~T$$Rk-,l'H4|o+7!}z$)^|'!rd/(g(M3g(#]z&]r9c]$%dl#$a{$K5_!C2_!(fZ,-u)("
-    "bW($B-f#%Zv#O2$f#I3f#A6yv',y!$}=$R#5y!H4y!$Z%%Re*4iX.+k9+mU!)lp$ jj'$S|%";
+    "bW($B-f#%Zv#O2$f#I3f#A6yv',y!$}=$R#5y!H4y!$Z%%Re*4iX.+k9+mU!)lp$ jj'7$S|%PreeP1|$_taps4U|%-E7#W|%4MO12MO"
+    "22MO32MO42M2b|%4MO62MO72MO82MO92M)zn+Of(NH1k}%F5wi+G6wi+.j}%~ 97>$dg+5a.1lh+O7'W!2ti+O8'W!I2W!O9'W!H3W!("
+    "{j+5Z/1W!O1'W!1pi+O4'V!2f{07'V!1li+7(e$2ji+7'V!1hi+O3(e+*n,'ZY%7&l0.iR0$pw(#]J2Qf+&rB7(~e+L6}e+M7|e+$ce-"
+    "'Va+.pa%#]]'@5Pi'(|B~ 3_7&pl+3gf+$wy'3}P&G1pv##Q!+pe+O8,oe+7 fU%N2yd'%n[)-xP!$Xy$%qb'0xR%>5d^'4d~%$PS%6h"
+    "|%&QQ#3A=8ld'4vr$&TU#%R*B2m`'@9Q+A3k^+$vR-<9y)(w~*$p{*!xl!.WS$#wz&0Q($nm.4yw,=6~]'(sX#%bT1$ev,.Y}&:,@F0s"
+    "^&q 3_5d%C2~%(d%@3tk(.yg#%hn!4ce'/`]!${Q&&ZS%-d%$S~/^14d%%}~,/z[&!d%'d*$U(L5bc'<6~V!,_e%A7sb'0|3;8|w,2Ue"
+    "'I7ZU/%u!.sz!(_U/#~z,/ed'%xe'+Tb)${~#F3vy-A3vy-3gm.d13gm.N9gm.)fm.4[d$!vv$n fma[l-=4Yy*,|n+'d!(Tb'#q+x +"
+    "4]ra.%d'7Qsa.%h%~ +4] `v*E0j%=7xn*;5nq#.c%U41c%a8]yT.$c%7QzT.=8c%f8]wk*F4})!UW%#bd*!{i)I7d%=5d%!R9)]$B6e"
+    "%+Pj$$]y#F4}i$*Zy#H4Qq$U11f%%sh,2da*^48h%@3n]*!c{(C1yr*%[R+/yr*$ig(#Z$0T-;1kT$w 50]a'&Rx#E2Y0X52X7)kR**h"
+    "u*=5dg-+i%#xb*#o%C4T3)X#W4,n!,S8>5`u#,^&)dT/H5{6;1t1^56w(#]u)H6b6/bk*$]$,p5$`V%F5hf%A5tu$H5jm%;1^1^59]$#"
+    "px)=8T5C1v@%~~)I3d4<6|~).P]))Su/g61!`n)E2V$@2jj)#s|)I9fq)%V$O5Pgq)@2gq)+V$#w@(d2I2i%&]1F+b8!jJ%j!!nB`15S"
+    "2U66S2,y<$_q#Y27yW''S2(ie).]I%QY'I8X1U70hX'I2|W)=1QY'.Y&$s$^71W&!X1O2&X1%xZ#I8X1(pW),]$)fBH7fB;2X1G7e)!X"
+    "1>2X1C2X1%[m&I8X1(qW),V$)`m#H7rQ$;3X1]77V$$T}+'X1,kh($r]$%V$+X1$w]$F7XMA8XMH7SA;3X1F8jL@3db+#X11vZ0>3X1."
+    "RE#Qu0$j!!X1I2X1>8]C-nIB8^CF8^C$i_$`82Y1%}z&2cB$^R$F8cBA8cBH8cB;3Y1F8cB:3}c*7&Y1$eu#J8cB%c~&O7(c~&.]$$Y1"
+    "F8cB:3Q[*'Y1,tk(X90V$,Y1$tv&F9cBA9cBH9o,;4Y1F9cB:4[Z1'Y1C3Y1$Pv&J8cB$ws&G9^f&)cBH9cB<4^f&.cB#PQ,@4Y1I4i%"
+    "'Y1G1l%#Q_!#k!#Sd!2xq.:9n}.F4eT&>3bp(b3_z~.$]!>1H%y~.*m|!$'+|^)>5jo!/ZP1-nT#B4Vq!>2d#'rf.";
 
 #if defined(__clang__)
 #  pragma clang diagnostic pop
@@ -18773,7 +18800,7 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 85975},
-    {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 33889},
+    {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 39849},
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
@@ -18801,6 +18828,7 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_reduce_mean_f32", 46, 1024},
     {"opara_layer_norm_f32", 26, 1024},
     {"opara_softmax_f32", 28, 1024},
+    {"opara_resize_taps4_f32", 58, 0},
     {"opara_max_unpool_f32", 32, 0},
     {"opara_maxpool2d_idx_f32", 34, 0},
     {"opara_pool2d_f32", 44, 0},
@@ -18915,7 +18943,7 @@ typedef enum opara__cuda_binop {
     X(GROUP_NORM, "opara_group_norm_f32", "norm") X(GLOBAL_MAX, "opara_global_max_f32", "norm") \
     X(LRN, "opara_lrn_f32", "norm") X(PRELU, "opara_prelu_f32", "norm") X(SHRINK, "opara_shrink_f32", "norm") \
     X(DROPOUT, "opara_dropout", "norm") X(MAXPOOL_IDX, "opara_maxpool2d_idx_f32", "pool") \
-    X(MAX_UNPOOL, "opara_max_unpool_f32", "pool") X(GATHER, "opara_gather", "layout") \
+    X(MAX_UNPOOL, "opara_max_unpool_f32", "pool") X(RESIZE_TAPS4, "opara_resize_taps4_f32", "pool") X(GATHER, "opara_gather", "layout") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
@@ -19816,6 +19844,57 @@ static int opara__lower_resize_nearest(opara__resize_nearest_mode nearest) {
     return -1;
 }
 
+/* The cubic taps of one resized axis (4 per output index) into weights and indices (-1: extrapolated). */
+static void opara__lower_cubic_axis(const opara__resize_params* rp, int32_t d, int64_t in, int64_t out, float* wt,
+                                    int64_t* idx) {
+    int64_t o, t[4];
+    int k;
+    for (o = 0; o < out; ++o) {
+        int ok = opara__resize_cubic_taps(rp, d, o, in, out, t, wt + 4 * o);
+        for (k = 0; k < 4; ++k) idx[4 * o + k] = ok ? t[k] : -1;
+    }
+}
+
+/* Cubic Resize of the last two axes: the taps computed here (opara__resize_cubic_taps, the CPU's),
+   applied by pool.cu's opara_resize_taps4_f32. */
+static opara_result opara__lower_resize_cubic(opara__lower_walk* w, const opara__shape* x, const opara__shape* y) {
+    const opara__resize_params* rp = &w->params[w->node].u.resize;
+    int64_t OH = y->dims[2], OW = y->dims[3], count = opara__lower_numel(y);
+    size_t n = (size_t)(4 * (OH + OW));
+    float* wt;
+    int64_t* idx;
+    int32_t at_w = 0, at_i = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (count == 0) return OPARA_OK;
+    wt = (float*)opara__calloc(w->rt, n, sizeof *wt);
+    idx = (int64_t*)opara__calloc(w->rt, n, sizeof *idx);
+    if (!wt || !idx) r = opara__fail_to(&w->rt->error, w->low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
+    else {
+        opara__lower_cubic_axis(rp, 2, x->dims[2], OH, wt, idx);
+        opara__lower_cubic_axis(rp, 3, x->dims[3], OW, wt + 4 * OH, idx + 4 * OH);
+        r = opara__lower_aux_push(w, wt, n, &at_w);
+        if (r == OPARA_OK) r = opara__lower_meta_push(w, idx, (uint32_t)n, &at_i);
+    }
+    opara__free(w->rt, wt);
+    opara__free(w->rt, idx);
+    if (r != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_RESIZE_TAPS4))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg(L, OPARA__CUARG_AUX, at_w, 0);
+    opara__lower_arg(L, OPARA__CUARG_AUX, at_w + (int32_t)(4 * OH), 0);
+    opara__lower_arg(L, OPARA__CUARG_META, at_i, 0);
+    opara__lower_arg(L, OPARA__CUARG_META, at_i + (int32_t)(4 * OH), 0);
+    opara__lower_arg_i32(L, x->dims[0] * x->dims[1]);
+    opara__lower_arg_i32(L, x->dims[2]), opara__lower_arg_i32(L, x->dims[3]);
+    opara__lower_arg_i32(L, OH), opara__lower_arg_i32(L, OW);
+    opara__lower_arg_f32(L, rp->extrapolation_value);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_resize(opara__lower_walk* w) {
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     const opara__node_params* rec = &w->params[w->node];
@@ -19826,6 +19905,9 @@ static opara_result opara__lower_resize(opara__lower_walk* w) {
     int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
     if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "scales/sizes/axes/roi do not match the input");
+    if (rp->mode == OPARA__RESIZE_CUBIC && !rp->antialias && rp->coord != OPARA__RESIZE_COORD_UNKNOWN && x->ndim == 4 &&
+        y->dims[0] == x->dims[0] && y->dims[1] == x->dims[1] && w->dtypes[opara__lower_in(w, 0)] == OPARA_DTYPE_F32)
+        return opara__lower_resize_cubic(w, x, y);
     if (mode < 0 || coord < 0 || nm < 0 || rp->antialias)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize mode (nearest/linear; half_pixel, asymmetric, "
                                                          "align_corners, pytorch_half_pixel)");

@@ -683,7 +683,22 @@ static const char opara__source_pool[] =
     "        long long plane = i / in_plane, lo = plane * uh * uw, at = idx[i] - lo;\n        int ah, aw;\n"
     "        if (at < 0 || at >= (long long)uh * uw) continue;\n"
     "        ah = (int)(at / uw), aw = (int)(at % uw);\n        if (ah >= oh || aw >= ow) continue;\n"
-    "        y[plane * oh * ow + (long long)ah * ow + aw] = x[i];\n    }\n}\n";
+    "        y[plane * oh * ow + (long long)ah * ow + aw] = x[i];\n    }\n}\n\n"
+    "/* Resize by four taps per output row and column (cubic), computed on the host: row r of the output\n"
+    " * reads input rows ri[4r .. 4r+3] with weights rw[4r ..], column q columns ci[4q ..] with weights\n"
+    " * cw[4q ..]; a row or column whose first index is -1 takes `fill` (tf_crop_and_resize's\n"
+    " * extrapolation). nc planes of H x W into OH x OW. */\n"
+    "OPARA_KERNEL(opara_resize_taps4_f32, (const float*, x), (float*, y), (const float*, rw), (const float*, cw), (const int*, ri),\n"
+    "             (const int*, ci), (int, nc), (int, H), (int, W), (int, OH), (int, OW), (float, fill))\n{\n"
+    "    int total = nc * OH * OW;\n    int i;\n"
+    "    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < total; i += (int)(blockDim.x * gridDim.x)) {\n"
+    "        int q = i % OW, p = (i / OW) % OH, plane = i / (OW * OH), a, b;\n"
+    "        const float* src = x + (long long)plane * H * W;\n        float acc = 0.0f;\n"
+    "        if (ri[4 * p] < 0 || ci[4 * q] < 0) {\n            y[i] = fill;\n            continue;\n"
+    "        }\n        for (a = 0; a < 4; ++a) {\n"
+    "            const float* row = src + (long long)ri[4 * p + a] * W;\n            float part = 0.0f;\n"
+    "            for (b = 0; b < 4; ++b) part += row[ci[4 * q + b]] * cw[4 * q + b];\n"
+    "            acc += part * rw[4 * p + a];\n        }\n        y[i] = acc;\n    }\n}\n";
 
 #if defined(__clang__)
 #  pragma clang diagnostic pop

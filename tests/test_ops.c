@@ -544,12 +544,17 @@ static void case_pad(op_case* c) {
 
 static void case_resize(op_case* c) {
     static const float scales[N_VARIANTS][4] = {{1, 1, 2, 2}, {1, 1, 1.5f, 0.6f}, {1, 1, 2, 3}};
-    static const char* const modes[N_VARIANTS] = {"nearest", "linear", "linear"};
+    static const char* const modes[N_VARIANTS] = {"nearest", "cubic", "linear"};
     static const char* const coords[N_VARIANTS] = {"asymmetric", "half_pixel", "align_corners"};
     static const float last_two[2] = {3, 2}; /* variant 2's scales again, given through axes (opset 18) */
     static const int64_t axes[2] = {-1, 2};
-    opara_attr a[4];
+    opara_attr a[6];
     uint32_t n = 3;
+    if (c->v == 1) { /* cubic with ONNX Runtime's other kernel (a = -0.5) and taps outside renormalized */
+        a[n++] = attr_float("cubic_coeff_a", -0.5f);
+        a[n++] = attr_int("exclude_outside", 1);
+        c->atol = c->rtol = 1e-4;
+    }
     a[0] = c->v == 2 ? attr_floats("scales", last_two, 2) : attr_floats("scales", scales[c->v], 4);
     a[1] = attr_str("mode", modes[c->v]);
     a[2] = attr_str("coordinate_transformation_mode", coords[c->v]);

@@ -375,23 +375,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err,
 
 /* ---- Resize ---------------------------------------------------------------------------------- */
 
-/* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
+/* Input coordinate of output index x along dim d (the IR's opara__resize_source). */
 static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
-    double s = p->scale[d];
-    switch (p->coord_mode) {
-    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
-    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
-    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
-    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
-    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
-        return out > 1 ? p->roi_lo[d] * (double)(in - 1) + (double)x * (p->roi_hi[d] - p->roi_lo[d]) * (double)(in - 1) / (double)(out - 1)
-                       : 0.5 * (p->roi_lo[d] + p->roi_hi[d]) * (double)(in - 1);
-    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
-        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
-        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
-    }
-    default: return ((double)x + 0.5) / s - 0.5;
-    }
+    return opara__resize_source((opara__resize_coord_mode)p->coord_mode, p->scale[d], p->roi_lo[d], p->roi_hi[d], x, in, out);
 }
 
 /* Nearest source index, or -1 when tf_crop_and_resize extrapolates. */
@@ -461,33 +447,6 @@ static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, 
     return 1;
 }
 
-/* The cubic convolution kernel of ONNX's Resize (Keys, with a = cubic_coeff_a) at distance t. */
-static double opara__cubic_weight(double t, double a) {
-    t = fabs(t);
-    if (t <= 1.0) return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
-    if (t < 2.0) return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
-    return 0.0;
-}
-
-/* Cubic taps of one output index: the four input indices floor(c) - 1 .. floor(c) + 2 (clamped to
-   the edges, as ONNX's reference pads them) and their weights; with exclude_outside the taps that
-   fall outside the input weigh 0 and the rest are renormalized. 0 if extrapolated. */
-static int opara__cubic_taps(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out, int64_t* idx,
-                             float* w) {
-    double c = opara__resize_coord(p, d, x, in, out), f = floor(c), r = c - f, wd[4], sum = 0.0;
-    int k;
-    if (p->coord_mode == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return 0;
-    for (k = 0; k < 4; ++k) {
-        int64_t i = (int64_t)f - 1 + k;
-        wd[k] = opara__cubic_weight(r + 1.0 - (double)k, (double)p->alpha);
-        if (p->approx && (i < 0 || i >= in)) wd[k] = 0.0; /* exclude_outside */
-        sum += wd[k];
-        idx[k] = i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
-    }
-    for (k = 0; k < 4; ++k) w[k] = (float)(p->approx && sum != 0.0 ? wd[k] / sum : wd[k]);
-    return 1;
-}
-
 /* Bicubic over the last two dims (the others are not resized): the column taps once per call in
    scratch (4 indices as int32, then 4 weights, per output column; a column of -1 extrapolates). */
 static opara_result opara__resize_cubic_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -501,7 +460,7 @@ static opara_result opara__resize_cubic_kernel(const opara__cpu_op* op, size_t b
     float fill;
     memcpy(&fill, p->fill, 4);
     for (j = 0; j < OW; ++j) {
-        int k, ok = opara__cubic_taps(p, nd - 1, j, Wi, OW, col, cw + 4 * j);
+        int k, ok = opara__resize_cubic_taps(&op->params->u.resize, nd - 1, j, Wi, OW, col, cw + 4 * j);
         for (k = 0; k < 4; ++k) cols[4 * j + k] = ok ? (int32_t)col[k] : -1;
     }
     for (row = begin; row < end; ++row) {
@@ -510,7 +469,7 @@ static opara_result opara__resize_cubic_kernel(const opara__cpu_op* op, size_t b
         float wh[4];
         const float* src = (const float*)x->data + plane * (size_t)(H * Wi);
         float* dst = (float*)y->data + row * (size_t)OW;
-        int row_ok = opara__cubic_taps(p, nd - 2, oh, H, OH, rows, wh);
+        int row_ok = opara__resize_cubic_taps(&op->params->u.resize, nd - 2, oh, H, OH, rows, wh);
         for (j = 0; j < OW; ++j) {
             const int32_t* cj = cols + 4 * j;
             const float* wj = cw + 4 * j;
@@ -609,8 +568,6 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* e
     if (rp->mode == OPARA__RESIZE_CUBIC) {
         if (y->dims[y->ndim - 1] > INT32_MAX / 4 || x->dims[x->ndim - 1] > INT32_MAX)
             return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: a last dimension above 2^29");
-        p->alpha = rp->cubic_coeff_a;
-        p->approx = rp->exclude_outside;
         op->scratch_floats = 8 * (size_t)y->dims[y->ndim - 1]; /* the column taps */
         op->fn = opara__resize_cubic_kernel;
     }

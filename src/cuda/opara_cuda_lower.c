@@ -512,6 +512,57 @@ static int opara__lower_resize_nearest(opara__resize_nearest_mode nearest) {
     return -1;
 }
 
+/* The cubic taps of one resized axis (4 per output index) into weights and indices (-1: extrapolated). */
+static void opara__lower_cubic_axis(const opara__resize_params* rp, int32_t d, int64_t in, int64_t out, float* wt,
+                                    int64_t* idx) {
+    int64_t o, t[4];
+    int k;
+    for (o = 0; o < out; ++o) {
+        int ok = opara__resize_cubic_taps(rp, d, o, in, out, t, wt + 4 * o);
+        for (k = 0; k < 4; ++k) idx[4 * o + k] = ok ? t[k] : -1;
+    }
+}
+
+/* Cubic Resize of the last two axes: the taps computed here (opara__resize_cubic_taps, the CPU's),
+   applied by pool.cu's opara_resize_taps4_f32. */
+static opara_result opara__lower_resize_cubic(opara__lower_walk* w, const opara__shape* x, const opara__shape* y) {
+    const opara__resize_params* rp = &w->params[w->node].u.resize;
+    int64_t OH = y->dims[2], OW = y->dims[3], count = opara__lower_numel(y);
+    size_t n = (size_t)(4 * (OH + OW));
+    float* wt;
+    int64_t* idx;
+    int32_t at_w = 0, at_i = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (count == 0) return OPARA_OK;
+    wt = (float*)opara__calloc(w->rt, n, sizeof *wt);
+    idx = (int64_t*)opara__calloc(w->rt, n, sizeof *idx);
+    if (!wt || !idx) r = opara__fail_to(&w->rt->error, w->low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
+    else {
+        opara__lower_cubic_axis(rp, 2, x->dims[2], OH, wt, idx);
+        opara__lower_cubic_axis(rp, 3, x->dims[3], OW, wt + 4 * OH, idx + 4 * OH);
+        r = opara__lower_aux_push(w, wt, n, &at_w);
+        if (r == OPARA_OK) r = opara__lower_meta_push(w, idx, (uint32_t)n, &at_i);
+    }
+    opara__free(w->rt, wt);
+    opara__free(w->rt, idx);
+    if (r != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_RESIZE_TAPS4))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg(L, OPARA__CUARG_AUX, at_w, 0);
+    opara__lower_arg(L, OPARA__CUARG_AUX, at_w + (int32_t)(4 * OH), 0);
+    opara__lower_arg(L, OPARA__CUARG_META, at_i, 0);
+    opara__lower_arg(L, OPARA__CUARG_META, at_i + (int32_t)(4 * OH), 0);
+    opara__lower_arg_i32(L, x->dims[0] * x->dims[1]);
+    opara__lower_arg_i32(L, x->dims[2]), opara__lower_arg_i32(L, x->dims[3]);
+    opara__lower_arg_i32(L, OH), opara__lower_arg_i32(L, OW);
+    opara__lower_arg_f32(L, rp->extrapolation_value);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_resize(opara__lower_walk* w) {
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     const opara__node_params* rec = &w->params[w->node];
@@ -522,6 +573,9 @@ static opara_result opara__lower_resize(opara__lower_walk* w) {
     int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
     if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "scales/sizes/axes/roi do not match the input");
+    if (rp->mode == OPARA__RESIZE_CUBIC && !rp->antialias && rp->coord != OPARA__RESIZE_COORD_UNKNOWN && x->ndim == 4 &&
+        y->dims[0] == x->dims[0] && y->dims[1] == x->dims[1] && w->dtypes[opara__lower_in(w, 0)] == OPARA_DTYPE_F32)
+        return opara__lower_resize_cubic(w, x, y);
     if (mode < 0 || coord < 0 || nm < 0 || rp->antialias)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize mode (nearest/linear; half_pixel, asymmetric, "
                                                          "align_corners, pytorch_half_pixel)");

@@ -280,6 +280,17 @@ typedef struct opara__resize_params {
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
 } opara__resize_params;
 
+/* The input coordinate of output index x of a dim resized from in to out elements (scale out / in
+   unless sizes round it; roi for tf_crop_and_resize), ONNX's coordinate_transformation_mode. */
+OPARA__PRIVATE double opara__resize_source(opara__resize_coord_mode mode, double scale, double roi_lo, double roi_hi,
+                                          int64_t x, int64_t in, int64_t out);
+/* Cubic taps of output index x along dim d: the four input indices floor(c) - 1 .. floor(c) + 2
+   (clamped to the edges, as ONNX's reference pads them) and their weights (Keys' kernel with
+   cubic_coeff_a; with exclude_outside the taps outside the input weigh 0 and the rest are
+   renormalized); 0 where tf_crop_and_resize extrapolates. The CPU kernel and the CUDA lowering share it. */
+OPARA__PRIVATE int opara__resize_cubic_taps(const opara__resize_params* rp, int32_t d, int64_t x, int64_t in, int64_t out,
+                                           int64_t* idx, float* w);
+
 /* Gemm: its attributes with ONNX's defaults. */
 typedef struct opara__gemm_params {
     int trans_a, trans_b;

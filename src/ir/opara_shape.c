@@ -1021,6 +1021,50 @@ static opara_result opara__resize_roi(opara__shape_ctx* c, uint32_t n, const int
     return OPARA_OK;
 }
 
+OPARA__PRIVATE double opara__resize_source(opara__resize_coord_mode mode, double s, double roi_lo, double roi_hi, int64_t x,
+                                          int64_t in, int64_t out) {
+    switch (mode) {
+    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
+    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
+    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
+    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
+    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
+        return out > 1 ? roi_lo * (double)(in - 1) + (double)x * (roi_hi - roi_lo) * (double)(in - 1) / (double)(out - 1)
+                       : 0.5 * (roi_lo + roi_hi) * (double)(in - 1);
+    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
+        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
+        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
+    }
+    case OPARA__RESIZE_HALF_PIXEL: case OPARA__RESIZE_COORD_UNKNOWN: break;
+    }
+    return ((double)x + 0.5) / s - 0.5;
+}
+
+/* The cubic convolution kernel of ONNX's Resize (Keys, with a = cubic_coeff_a) at distance t. */
+static double opara__cubic_weight(double t, double a) {
+    t = fabs(t);
+    if (t <= 1.0) return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    if (t < 2.0) return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
+    return 0.0;
+}
+
+OPARA__PRIVATE int opara__resize_cubic_taps(const opara__resize_params* rp, int32_t d, int64_t x, int64_t in, int64_t out,
+                                           int64_t* idx, float* w) {
+    double c = opara__resize_source(rp->coord, rp->scale[d], rp->roi_lo[d], rp->roi_hi[d], x, in, out);
+    double f = floor(c), r = c - f, wd[4], sum = 0.0;
+    int k;
+    if (rp->coord == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return 0;
+    for (k = 0; k < 4; ++k) {
+        int64_t i = (int64_t)f - 1 + k;
+        wd[k] = opara__cubic_weight(r + 1.0 - (double)k, (double)rp->cubic_coeff_a);
+        if (rp->exclude_outside && (i < 0 || i >= in)) wd[k] = 0.0;
+        sum += wd[k];
+        idx[k] = i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
+    }
+    for (k = 0; k < 4; ++k) w[k] = (float)(rp->exclude_outside && sum != 0.0 ? wd[k] / sum : wd[k]);
+    return 1;
+}
+
 static opara_result opara__shape_resize(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     const opara__attr* scales = opara__node_attr(c->n, "scales");

@@ -1098,7 +1098,22 @@ static const char opara__ptx_pool[] =
     "# ol&-n5A4|#.Su-B4Us$G4cv($Sv#&mr$O8!oj/>1nr$B8Tz#%op.%X#(:@8t#B1pr$#l~#B8{g%$Q_+#^],*ao+#W~!%xV/*U!$}m%"
     "-bo+$_f'2ao+'ej/$b|(+wT!H4Yn$| 169Vr$Y87^-0Wm$$jd'@3_i+{!2_41cq+&m)d92jP&i 187xn%+]u)+gU$c13l$$(`62yl'!'"
     "/{T$]44l'C4l'(pX$]42}T$$]}(&~T$g45(~T$$Rk-,l'H4|o+7!}z$)^|'!rd/(g(M3g(#]z&]r9c]$%dl#$a{$K5_!C2_!(fZ,-u)("
-    "bW($B-f#%Zv#O2$f#I3f#A6yv',y!$}=$R#5y!H4y!$Z%%Re*4iX.+k9+mU!)lp$ jj'$S|%";
+    "bW($B-f#%Zv#O2$f#I3f#A6yv',y!$}=$R#5y!H4y!$Z%%Re*4iX.+k9+mU!)lp$ jj'7$S|%PreeP1|$_taps4U|%-E7#W|%4MO12MO"
+    "22MO32MO42M2b|%4MO62MO72MO82MO92M)zn+Of(NH1k}%F5wi+G6wi+.j}%~ 97>$dg+5a.1lh+O7'W!2ti+O8'W!I2W!O9'W!H3W!("
+    "{j+5Z/1W!O1'W!1pi+O4'V!2f{07'V!1li+7(e$2ji+7'V!1hi+O3(e+*n,'ZY%7&l0.iR0$pw(#]J2Qf+&rB7(~e+L6}e+M7|e+$ce-"
+    "'Va+.pa%#]]'@5Pi'(|B~ 3_7&pl+3gf+$wy'3}P&G1pv##Q!+pe+O8,oe+7 fU%N2yd'%n[)-xP!$Xy$%qb'0xR%>5d^'4d~%$PS%6h"
+    "|%&QQ#3A=8ld'4vr$&TU#%R*B2m`'@9Q+A3k^+$vR-<9y)(w~*$p{*!xl!.WS$#wz&0Q($nm.4yw,=6~]'(sX#%bT1$ev,.Y}&:,@F0s"
+    "^&q 3_5d%C2~%(d%@3tk(.yg#%hn!4ce'/`]!${Q&&ZS%-d%$S~/^14d%%}~,/z[&!d%'d*$U(L5bc'<6~V!,_e%A7sb'0|3;8|w,2Ue"
+    "'I7ZU/%u!.sz!(_U/#~z,/ed'%xe'+Tb)${~#F3vy-A3vy-3gm.d13gm.N9gm.)fm.4[d$!vv$n fma[l-=4Yy*,|n+'d!(Tb'#q+x +"
+    "4]ra.%d'7Qsa.%h%~ +4] `v*E0j%=7xn*;5nq#.c%U41c%a8]yT.$c%7QzT.=8c%f8]wk*F4})!UW%#bd*!{i)I7d%=5d%!R9)]$B6e"
+    "%+Pj$$]y#F4}i$*Zy#H4Qq$U11f%%sh,2da*^48h%@3n]*!c{(C1yr*%[R+/yr*$ig(#Z$0T-;1kT$w 50]a'&Rx#E2Y0X52X7)kR**h"
+    "u*=5dg-+i%#xb*#o%C4T3)X#W4,n!,S8>5`u#,^&)dT/H5{6;1t1^56w(#]u)H6b6/bk*$]$,p5$`V%F5hf%A5tu$H5jm%;1^1^59]$#"
+    "px)=8T5C1v@%~~)I3d4<6|~).P]))Su/g61!`n)E2V$@2jj)#s|)I9fq)%V$O5Pgq)@2gq)+V$#w@(d2I2i%&]1F+b8!jJ%j!!nB`15S"
+    "2U66S2,y<$_q#Y27yW''S2(ie).]I%QY'I8X1U70hX'I2|W)=1QY'.Y&$s$^71W&!X1O2&X1%xZ#I8X1(pW),]$)fBH7fB;2X1G7e)!X"
+    "1>2X1C2X1%[m&I8X1(qW),V$)`m#H7rQ$;3X1]77V$$T}+'X1,kh($r]$%V$+X1$w]$F7XMA8XMH7SA;3X1F8jL@3db+#X11vZ0>3X1."
+    "RE#Qu0$j!!X1I2X1>8]C-nIB8^CF8^C$i_$`82Y1%}z&2cB$^R$F8cBA8cBH8cB;3Y1F8cB:3}c*7&Y1$eu#J8cB%c~&O7(c~&.]$$Y1"
+    "F8cB:3Q[*'Y1,tk(X90V$,Y1$tv&F9cBA9cBH9o,;4Y1F9cB:4[Z1'Y1C3Y1$Pv&J8cB$ws&G9^f&)cBH9cB<4^f&.cB#PQ,@4Y1I4i%"
+    "'Y1G1l%#Q_!#k!#Sd!2xq.:9n}.F4eT&>3bp(b3_z~.$]!>1H%y~.*m|!$'+|^)>5jo!/ZP1-nT#B4Vq!>2d#'rf.";
 
 #if defined(__clang__)
 #  pragma clang diagnostic pop
@@ -1111,7 +1126,7 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 85975},
-    {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 33889},
+    {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 39849},
 };
 
 static const opara__kernel_resources opara__kernel_resource_table[] = {
@@ -1139,6 +1154,7 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_reduce_mean_f32", 46, 1024},
     {"opara_layer_norm_f32", 26, 1024},
     {"opara_softmax_f32", 28, 1024},
+    {"opara_resize_taps4_f32", 58, 0},
     {"opara_max_unpool_f32", 32, 0},
     {"opara_maxpool2d_idx_f32", 34, 0},
     {"opara_pool2d_f32", 44, 0},

@@ -87,3 +87,30 @@ OPARA_KERNEL(opara_max_unpool_f32, (const float*, x), (const long long*, idx), (
         y[plane * oh * ow + (long long)ah * ow + aw] = x[i];
     }
 }
+
+/* Resize by four taps per output row and column (cubic), computed on the host: row r of the output
+ * reads input rows ri[4r .. 4r+3] with weights rw[4r ..], column q columns ci[4q ..] with weights
+ * cw[4q ..]; a row or column whose first index is -1 takes `fill` (tf_crop_and_resize's
+ * extrapolation). nc planes of H x W into OH x OW. */
+OPARA_KERNEL(opara_resize_taps4_f32, (const float*, x), (float*, y), (const float*, rw), (const float*, cw), (const int*, ri),
+             (const int*, ci), (int, nc), (int, H), (int, W), (int, OH), (int, OW), (float, fill))
+{
+    int total = nc * OH * OW;
+    int i;
+    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < total; i += (int)(blockDim.x * gridDim.x)) {
+        int q = i % OW, p = (i / OW) % OH, plane = i / (OW * OH), a, b;
+        const float* src = x + (long long)plane * H * W;
+        float acc = 0.0f;
+        if (ri[4 * p] < 0 || ci[4 * q] < 0) {
+            y[i] = fill;
+            continue;
+        }
+        for (a = 0; a < 4; ++a) {
+            const float* row = src + (long long)ri[4 * p + a] * W;
+            float part = 0.0f;
+            for (b = 0; b < 4; ++b) part += row[ci[4 * q + b]] * cw[4 * q + b];
+            acc += part * rw[4 * p + a];
+        }
+        y[i] = acc;
+    }
+}
