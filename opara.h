@@ -3787,6 +3787,7 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(GLOBAL_MAX_POOL, "GlobalMaxPool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                            \
     X(MAX_UNPOOL, "MaxUnpool", "", 9, 22, 0, 2, 2, 1, 2, ELEMENTWISE, 0, OPARA__OPF_F32)                              \
     X(DROPOUT, "Dropout", "", 1, 22, 0, 1, 1, 2, 1, ELEMENTWISE, 0, 0)                                                \
+    X(EINSUM, "Einsum", "", 12, 12, 0, 1, 2, 1, 0, ELEMENTWISE, 2, 0)                                                 \
     X(RELU, "Relu", "", 1, 14, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(LEAKY_RELU, "LeakyRelu", "", 1, 16, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
     X(SIGMOID, "Sigmoid", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)              \
@@ -3878,7 +3879,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 74
+#define OPARA__OP_COUNT_EXPECTED 75
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -4063,6 +4064,14 @@ typedef struct opara__reduce_params {
     int keepdims;
 } opara__reduce_params;
 
+/* Einsum (one or two operands): each operand's element stride along every output dim and every
+   summed label (a label repeated in an operand adds its strides: a diagonal; 0 where broadcast). */
+typedef struct opara__einsum_params {
+    int32_t n_sum;
+    int64_t sum_dims[OPARA_MAX_DIMS];
+    int64_t out_strides[2][OPARA_MAX_DIMS], sum_strides[2][OPARA_MAX_DIMS];
+} opara__einsum_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
@@ -4076,6 +4085,7 @@ typedef struct opara__node_params {
         opara__resize_params resize;       /* Resize */
         opara__reduce_params reduce;       /* ReduceMean, MeanVarianceNormalization */
         opara__lrn_params lrn;             /* LRN */
+        opara__einsum_params einsum;       /* Einsum */
         opara__gemm_params gemm;           /* Gemm */
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu,
                                                 Shrink (alpha: lambd, beta: bias) */
@@ -5516,6 +5526,137 @@ static opara_result opara__shape_dropout(opara__shape_ctx* c) {
     return OPARA_OK;
 }
 
+/* ---- Einsum ---------------------------------------------------------------------------------- */
+
+/* Labels: a-z 0..25, A-Z 26..51, the dims an ellipsis covers 52.. (right-aligned across operands). */
+#define OPARA__EINSUM_LABELS (52 + OPARA_MAX_DIMS)
+
+typedef struct opara__einsum_term {
+    int32_t n;
+    int labels[OPARA_MAX_DIMS];
+} opara__einsum_term;
+
+static int opara__einsum_letter(char ch) {
+    return ch >= 'a' && ch <= 'z' ? ch - 'a' : ch >= 'A' && ch <= 'Z' ? 26 + (ch - 'A') : -1;
+}
+
+/* Parses one term (up to ',', '-' or the end) for an operand of `rank` dims (-1: the output, whose
+   ellipsis takes `ell` dims); the ellipsis dims of an operand are right-aligned among `ell`. */
+static int opara__einsum_term_parse(const char** s, int32_t rank, int32_t ell, opara__einsum_term* t) {
+    int32_t letters = 0, k, at = -1;
+    const char* p;
+    int labels[OPARA_MAX_DIMS];
+    t->n = 0;
+    for (p = *s; *p && *p != ',' && *p != '-'; ++p) {
+        if (*p == ' ') continue;
+        if (p[0] == '.' && p[1] == '.' && p[2] == '.' && at < 0) {
+            at = letters, p += 2;
+            continue;
+        }
+        if (opara__einsum_letter(*p) < 0 || letters >= OPARA_MAX_DIMS) return 0;
+        labels[letters++] = opara__einsum_letter(*p);
+    }
+    *s = p;
+    if (rank >= 0 && (at < 0 ? letters != rank : letters > rank)) return 0;
+    {
+        int32_t e = at < 0 ? 0 : rank >= 0 ? rank - letters : ell;
+        if (letters + e > OPARA_MAX_DIMS) return 0;
+        for (k = 0; k < letters + e; ++k) {
+            int32_t j = at < 0 || k < at ? k : k < at + e ? -1 : k - e;
+            t->labels[k] = j >= 0 ? labels[j] : 52 + (ell - e) + (k - at);
+        }
+        t->n = letters + e;
+    }
+    return 1;
+}
+
+/* The equation's operands and output (implicit: the ellipsis dims, then the labels used once, in
+   ASCII order); 0 when it is malformed for these operands. */
+static int opara__einsum_parse(opara__shape_ctx* c, opara__einsum_term* in, opara__einsum_term* out, int32_t* ell) {
+    const char* s = opara__attr_string(c->n, "equation", "");
+    uint32_t k, count[OPARA__EINSUM_LABELS] = {0};
+    int32_t i, e = 0, l;
+    const char* p = s;
+    for (k = 0; k < c->n->n_inputs; ++k) { /* the ellipsis' width: the most dims any operand leaves to it */
+        int32_t letters = 0, dots = 0;
+        for (; *p && *p != ',' && *p != '-'; ++p) letters += opara__einsum_letter(*p) >= 0, dots += *p == '.';
+        if (dots && c->in[k]->ndim - letters > e) e = c->in[k]->ndim - letters;
+        if (*p == ',') ++p;
+    }
+    *ell = e;
+    for (k = 0; k < c->n->n_inputs; ++k) {
+        if (!opara__einsum_term_parse(&s, c->in[k]->ndim, e, &in[k])) return 0;
+        if (k + 1 < c->n->n_inputs && *s++ != ',') return 0;
+        for (i = 0; i < in[k].n; ++i) count[in[k].labels[i]]++;
+    }
+    if (*s == ',') return 0;
+    if (*s == '-') {
+        if (s[1] != '>') return 0;
+        s += 2;
+        return opara__einsum_term_parse(&s, -1, e, out) && *s == 0;
+    }
+    out->n = 0;
+    for (l = 52; l < 52 + e; ++l) out->labels[out->n++] = l;
+    for (i = 0; i < 52; ++i) { /* ASCII order: the upper-case letters first */
+        l = i < 26 ? 26 + i : i - 26;
+        if (count[l] == 1 && out->n < OPARA_MAX_DIMS) out->labels[out->n++] = l;
+    }
+    return 1;
+}
+
+/* Einsum with one or two operands: the label sizes (ellipsis dims broadcast), the output shape and
+   the record's strides. */
+static opara_result opara__shape_einsum(opara__shape_ctx* c) {
+    opara__einsum_term in[2], out;
+    int64_t size[OPARA__EINSUM_LABELS];
+    int32_t ell = 0, i, o, n_sum = 0, sum_of[OPARA__EINSUM_LABELS], out_of[OPARA__EINSUM_LABELS];
+    uint32_t k;
+    opara__shape y;
+    if (c->n->n_inputs > 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "Einsum of more than 2 operands is not supported");
+    if (!opara__einsum_parse(c, in, &out, &ell))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "equation '%s' does not fit the operands",
+                                 opara__attr_string(c->n, "equation", ""));
+    for (i = 0; i < OPARA__EINSUM_LABELS; ++i) size[i] = -2, sum_of[i] = out_of[i] = -1; /* -2: unused */
+    for (k = 0; k < c->n->n_inputs; ++k)
+        for (i = 0; i < in[k].n; ++i) {
+            int l = in[k].labels[i];
+            int64_t d = c->in[k]->dims[i];
+            if (size[l] == -2 || size[l] == 1 || (l >= 52 && d != 1 && size[l] < 0)) size[l] = d;
+            else if (d != size[l] && !(l >= 52 && d == 1) && !opara__unknown(c, d) && !opara__unknown(c, size[l]))
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "label '%c' has sizes %lld and %lld", l < 26 ? 'a' + l : l < 52 ? 'A' + l - 26 : '.',
+                                         (long long)size[l], (long long)d);
+        }
+    y.ndim = out.n;
+    for (o = 0; o < out.n; ++o) {
+        if (size[out.labels[o]] == -2 || out_of[out.labels[o]] >= 0)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "output label %d is not an operand's, or repeated", (int)o);
+        out_of[out.labels[o]] = o;
+        y.dims[o] = size[out.labels[o]];
+    }
+    for (i = 0; i < OPARA__EINSUM_LABELS; ++i)
+        if (size[i] != -2 && out_of[i] < 0) {
+            if (n_sum >= OPARA_MAX_DIMS) return opara__shape_fail(c, OPARA_ERR_SHAPE, "too many summed labels");
+            sum_of[i] = n_sum++;
+        }
+    if (c->params && c->mode == OPARA__SHAPE_STRICT) {
+        opara__einsum_params* p = &c->params->u.einsum;
+        p->n_sum = n_sum;
+        for (i = 0; i < OPARA__EINSUM_LABELS; ++i)
+            if (sum_of[i] >= 0) p->sum_dims[sum_of[i]] = size[i];
+        for (k = 0; k < c->n->n_inputs; ++k) {
+            int64_t stride = 1;
+            for (i = in[k].n - 1; i >= 0; --i) {
+                int l = in[k].labels[i];
+                int64_t st = c->in[k]->dims[i] == 1 ? 0 : stride; /* a broadcast ellipsis dim */
+                if (out_of[l] >= 0) p->out_strides[k][out_of[l]] += st;
+                else p->sum_strides[k][sum_of[l]] += st;
+                stride *= c->in[k]->dims[i];
+            }
+        }
+    }
+    return opara__set_out(c, 0, &y);
+}
+
 /* ---- data movement --------------------------------------------------------------------------- */
 
 static opara_result opara__shape_concat(opara__shape_ctx* c) {
@@ -6167,6 +6308,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_PRELU: case OPARA__OP_MAX_UNPOOL: a.min_in = a.max_in = 2; break;
     case OPARA__OP_INSTANCE_NORM: a.min_in = a.max_in = 3; break;
     case OPARA__OP_DROPOUT: a.max_out = 2; break;
+    case OPARA__OP_EINSUM: a.max_in = 2; break;
     case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
@@ -6219,6 +6361,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_GLOBAL_MAX_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_MAX_UNPOOL: return opara__shape_max_unpool(c);
     case OPARA__OP_DROPOUT: return opara__shape_dropout(c);
+    case OPARA__OP_EINSUM: return opara__shape_einsum(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
     case OPARA__OP_CONCAT: return opara__shape_concat(c);
@@ -6468,7 +6611,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_INSTANCE_NORM: case OPARA__OP_LRN:
-    case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT:
+    case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT: case OPARA__OP_EINSUM:
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
@@ -9368,6 +9511,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_lrn(opara__cpu_op* op, char* err,
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap); /* and GlobalMaxPool */
 OPARA__PRIVATE opara_result opara__cpu_prepare_mvn(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_einsum(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
@@ -12742,6 +12886,62 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, ch
     op->fn = opara__reduce_mean_kernel;
     return OPARA_OK;
 }
+
+/* ---- Einsum ---------------------------------------------------------------------------------- */
+
+/* Output elements [begin, end): the sum over the summed labels of the operands' product, each
+   operand read through the record's strides (the naive contraction), in T (float or double) with the
+   sum in ACC. */
+#define OPARA__EINSUM_BODY(T, ACC)                                                                                \
+    do {                                                                                                          \
+        const T *a = (const T*)op->in[0].data, *b = two ? (const T*)op->in[1].data : NULL;                       \
+        for (item = begin; item < end; ++item) {                                                                  \
+            int64_t oa = 0, ob = 0, idx[OPARA_MAX_DIMS] = {0}, rem = (int64_t)item;                               \
+            int32_t d;                                                                                            \
+            ACC sum = 0;                                                                                          \
+            for (d = y->ndim - 1; d >= 0; --d) {                                                                  \
+                int64_t i = rem % y->dims[d];                                                                     \
+                rem /= y->dims[d];                                                                                \
+                oa += i * e->out_strides[0][d], ob += i * e->out_strides[1][d];                                   \
+            }                                                                                                     \
+            for (r = 0; r < count; ++r) {                                                                         \
+                int64_t sa = oa, sb = ob;                                                                         \
+                for (d = 0; d < e->n_sum; ++d) sa += idx[d] * e->sum_strides[0][d], sb += idx[d] * e->sum_strides[1][d]; \
+                sum += two ? (ACC)a[sa] * (ACC)b[sb] : (ACC)a[sa];                                                \
+                for (d = e->n_sum - 1; d >= 0; --d) { /* the next summed index */                                 \
+                    if (++idx[d] < e->sum_dims[d]) break;                                                         \
+                    idx[d] = 0;                                                                                   \
+                }                                                                                                 \
+            }                                                                                                     \
+            ((T*)y->data)[item] = (T)sum;                                                                         \
+        }                                                                                                         \
+    } while (0)
+
+static opara_result opara__einsum_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__einsum_params* e = &op->params->u.einsum;
+    const opara__cpu_tensor* y = &op->out[0];
+    int two = op->n_in > 1;
+    int64_t count = opara__cpu_dims_prod(e->sum_dims, 0, e->n_sum), r;
+    size_t item;
+    (void)scratch;
+    if (y->dtype == OPARA_DTYPE_F64) OPARA__EINSUM_BODY(double, double);
+    else OPARA__EINSUM_BODY(float, float);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_einsum(opara__cpu_op* op, char* err, size_t cap) {
+    uint32_t k;
+    opara_dtype t = op->out[0].dtype;
+    if (!op->params || !op->params->resolved || op->n_in < 1 || op->n_in > 2)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Einsum: the equation does not fit the operands");
+    for (k = 0; k < op->n_in; ++k)
+        if (op->in[k].dtype != t || (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64))
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Einsum: f32 or f64 operands of one type");
+    op->work_items = opara__cpu_numel(&op->out[0]);
+    op->min_items_per_task = 64;
+    op->fn = opara__einsum_kernel;
+    return OPARA_OK;
+}
 /* ==== END src/cpu/opara_cpu_reduce.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_kernels.c ==== */
 /* opara__cpu_prepare (validation + dispatch to each operator's prepare) and the constant weights'
@@ -12769,6 +12969,7 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_GLOBAL_MAX_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
     case OPARA__OP_MAX_UNPOOL: return opara__cpu_prepare_max_unpool(op, err, cap);
     case OPARA__OP_DROPOUT: return opara__cpu_prepare_dropout(op, err, cap);
+    case OPARA__OP_EINSUM: return opara__cpu_prepare_einsum(op, err, cap);
     case OPARA__OP_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_RELU, err, cap);
     case OPARA__OP_LEAKY_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
     case OPARA__OP_SIGMOID: return opara__cpu_prepare_unary(op, OPARA__UN_SIGMOID, err, cap);
@@ -20589,6 +20790,7 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_GLOBAL_MAX_POOL: return opara__lower_global_max(w);
     case OPARA__OP_MAX_UNPOOL: return opara__lower_max_unpool(w);
     case OPARA__OP_DROPOUT: return opara__lower_dropout(w);
+    case OPARA__OP_EINSUM: break; /* CPU only (docs/CUDA-BACKEND.md) */
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
     case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);
@@ -27289,6 +27491,7 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_INSTANCE_NORM:
     case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT:
+    case OPARA__OP_EINSUM:
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:

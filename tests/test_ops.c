@@ -268,6 +268,22 @@ static void case_dropout(op_case* c) {
     node(c, IN_X, 2, 0, NULL);
 }
 
+/* Einsum (CPU only): a batch matmul, a transpose with a sum, and a per-batch diagonal over an ellipsis. */
+static void case_einsum(op_case* c) {
+    static const char* const eq[N_VARIANTS] = {"bij,bjk->bik", "nchw->nwc", "...ii->...i"};
+    static const int64_t a[3] = {3, 4, 5}, b[3] = {3, 5, 2}, sq[4] = {2, 3, 4, 4};
+    opara_attr at[1];
+    at[0] = attr_str("equation", eq[c->v]);
+    if (c->v == 0) {
+        input(c, "x", OPARA_DTYPE_F32, 3, a, -2, 2);
+        input(c, "w", OPARA_DTYPE_F32, 3, b, -2, 2);
+    } else {
+        input(c, "x", OPARA_DTYPE_F32, 4, c->v == 1 ? X4[1] : sq, -2, 2);
+    }
+    c->cuda_refuses = "operator not supported by the CUDA backend"; /* docs/CUDA-BACKEND.md */
+    node(c, c->v == 0 ? IN_XW : IN_X, 1, 1, at);
+}
+
 /* The element-wise activations with their default attributes, and the few that take more. */
 static void case_unary(op_case* c) {
     x4(c);
@@ -581,6 +597,7 @@ static const struct {
     {"GlobalMaxPool", case_global_max_pool},
     {"MaxUnpool", case_max_unpool},
     {"Dropout", case_dropout},
+    {"Einsum", case_einsum},
     {"Relu", case_unary},
     {"LeakyRelu", case_leaky_relu},
     {"Sigmoid", case_unary},

@@ -322,6 +322,36 @@ OT_TEST(norm_and_pool_family_shapes) {
     EXPECT_FAIL(OPARA__OP_MAX_UNPOOL, up_bad, a_unpool_k2);        /* I is not shaped like X */
 }
 
+static void a_eq_bmm(one* t) { opara__node_set_string(&t->g, t->node, "equation", "bij, bjk -> bik"); }
+static void a_eq_implicit(one* t) { opara__node_set_string(&t->g, t->node, "equation", "ij,jk"); }
+static void a_eq_diag(one* t) { opara__node_set_string(&t->g, t->node, "equation", "...ii->...i"); }
+static void a_eq_bad(one* t) { opara__node_set_string(&t->g, t->node, "equation", "ij,jk->iq"); }
+
+static opara_result record_of(one* t, opara__op op, uint32_t n_in, const opara__shape* ins, attrs_fn attrs,
+                              opara__node_params* p);
+
+OT_TEST(einsum_shapes_and_strides) {
+    opara__shape bmm[] = {shp(3, 5, 2, 3), shp(3, 5, 3, 4)}, mm[] = {shp(2, 2, 3), shp(2, 3, 4)}, diag[] = {shp(3, 3, 5, 5)};
+    opara__shape bad[] = {shp(3, 5, 2, 3), shp(3, 5, 4, 4)};
+    opara__node_params p;
+    one t;
+    EXPECT1(OPARA__OP_EINSUM, bmm, a_eq_bmm, shp(3, 5, 2, 4)); /* test_einsum_batch_matmul */
+    EXPECT1(OPARA__OP_EINSUM, mm, a_eq_implicit, shp(2, 2, 4)); /* implicit output: i, k (used once) */
+    EXPECT1(OPARA__OP_EINSUM, diag, a_eq_diag, shp(2, 3, 5));   /* test_einsum_batch_diagonal */
+    EXPECT_FAIL(OPARA__OP_EINSUM, bad, a_eq_bmm);               /* j is 3 and 4 */
+    EXPECT_FAIL(OPARA__OP_EINSUM, mm, a_eq_bad);                /* q is no operand's */
+    /* the diagonal: output i reads x[b, i, i], stride 5 + 1; b has stride 25; nothing is summed */
+    REQUIRE(record_of(&t, OPARA__OP_EINSUM, 1, diag, a_eq_diag, &p) == OPARA_OK);
+    CHECK(p.u.einsum.n_sum == 0 && p.u.einsum.out_strides[0][0] == 25 && p.u.einsum.out_strides[0][1] == 6);
+    one_free(&t);
+    /* the batch matmul sums j: stride 1 in the first operand, 4 in the second */
+    REQUIRE(record_of(&t, OPARA__OP_EINSUM, 2, bmm, a_eq_bmm, &p) == OPARA_OK);
+    CHECK(p.u.einsum.n_sum == 1 && p.u.einsum.sum_dims[0] == 3 && p.u.einsum.sum_strides[0][0] == 1 &&
+          p.u.einsum.sum_strides[1][0] == 4);
+    CHECK(p.u.einsum.out_strides[0][1] == 3 && p.u.einsum.out_strides[1][1] == 0 && p.u.einsum.out_strides[1][2] == 1);
+    one_free(&t);
+}
+
 OT_TEST(dropout_mask_is_bool) {
     one t;
     opara__shape x[] = {shp(3, 3, 4, 5)};
@@ -1275,6 +1305,7 @@ static const opara_test_case tests[] = {
     OT_CASE(batch_norm_checks_channels),
     OT_CASE(norm_and_pool_family_shapes),
     OT_CASE(dropout_mask_is_bool),
+    OT_CASE(einsum_shapes_and_strides),
     OT_CASE(record_of_the_norm_family),
     OT_CASE(cubic_taps_follow_onnx),
     OT_CASE(broadcasting_is_numpy),

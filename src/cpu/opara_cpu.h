@@ -306,6 +306,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_lrn(opara__cpu_op* op, char* err,
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap); /* and GlobalMaxPool */
 OPARA__PRIVATE opara_result opara__cpu_prepare_mvn(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_einsum(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */

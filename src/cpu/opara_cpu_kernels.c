@@ -23,6 +23,7 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_GLOBAL_MAX_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
     case OPARA__OP_MAX_UNPOOL: return opara__cpu_prepare_max_unpool(op, err, cap);
     case OPARA__OP_DROPOUT: return opara__cpu_prepare_dropout(op, err, cap);
+    case OPARA__OP_EINSUM: return opara__cpu_prepare_einsum(op, err, cap);
     case OPARA__OP_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_RELU, err, cap);
     case OPARA__OP_LEAKY_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
     case OPARA__OP_SIGMOID: return opara__cpu_prepare_unary(op, OPARA__UN_SIGMOID, err, cap);

@@ -218,3 +218,59 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reduce_mean(opara__cpu_op* op, ch
     op->fn = opara__reduce_mean_kernel;
     return OPARA_OK;
 }
+
+/* ---- Einsum ---------------------------------------------------------------------------------- */
+
+/* Output elements [begin, end): the sum over the summed labels of the operands' product, each
+   operand read through the record's strides (the naive contraction), in T (float or double) with the
+   sum in ACC. */
+#define OPARA__EINSUM_BODY(T, ACC)                                                                                \
+    do {                                                                                                          \
+        const T *a = (const T*)op->in[0].data, *b = two ? (const T*)op->in[1].data : NULL;                       \
+        for (item = begin; item < end; ++item) {                                                                  \
+            int64_t oa = 0, ob = 0, idx[OPARA_MAX_DIMS] = {0}, rem = (int64_t)item;                               \
+            int32_t d;                                                                                            \
+            ACC sum = 0;                                                                                          \
+            for (d = y->ndim - 1; d >= 0; --d) {                                                                  \
+                int64_t i = rem % y->dims[d];                                                                     \
+                rem /= y->dims[d];                                                                                \
+                oa += i * e->out_strides[0][d], ob += i * e->out_strides[1][d];                                   \
+            }                                                                                                     \
+            for (r = 0; r < count; ++r) {                                                                         \
+                int64_t sa = oa, sb = ob;                                                                         \
+                for (d = 0; d < e->n_sum; ++d) sa += idx[d] * e->sum_strides[0][d], sb += idx[d] * e->sum_strides[1][d]; \
+                sum += two ? (ACC)a[sa] * (ACC)b[sb] : (ACC)a[sa];                                                \
+                for (d = e->n_sum - 1; d >= 0; --d) { /* the next summed index */                                 \
+                    if (++idx[d] < e->sum_dims[d]) break;                                                         \
+                    idx[d] = 0;                                                                                   \
+                }                                                                                                 \
+            }                                                                                                     \
+            ((T*)y->data)[item] = (T)sum;                                                                         \
+        }                                                                                                         \
+    } while (0)
+
+static opara_result opara__einsum_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__einsum_params* e = &op->params->u.einsum;
+    const opara__cpu_tensor* y = &op->out[0];
+    int two = op->n_in > 1;
+    int64_t count = opara__cpu_dims_prod(e->sum_dims, 0, e->n_sum), r;
+    size_t item;
+    (void)scratch;
+    if (y->dtype == OPARA_DTYPE_F64) OPARA__EINSUM_BODY(double, double);
+    else OPARA__EINSUM_BODY(float, float);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_einsum(opara__cpu_op* op, char* err, size_t cap) {
+    uint32_t k;
+    opara_dtype t = op->out[0].dtype;
+    if (!op->params || !op->params->resolved || op->n_in < 1 || op->n_in > 2)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Einsum: the equation does not fit the operands");
+    for (k = 0; k < op->n_in; ++k)
+        if (op->in[k].dtype != t || (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64))
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Einsum: f32 or f64 operands of one type");
+    op->work_items = opara__cpu_numel(&op->out[0]);
+    op->min_items_per_task = 64;
+    op->fn = opara__einsum_kernel;
+    return OPARA_OK;
+}

@@ -1257,6 +1257,7 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_GLOBAL_MAX_POOL: return opara__lower_global_max(w);
     case OPARA__OP_MAX_UNPOOL: return opara__lower_max_unpool(w);
     case OPARA__OP_DROPOUT: return opara__lower_dropout(w);
+    case OPARA__OP_EINSUM: break; /* CPU only (docs/CUDA-BACKEND.md) */
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
     case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);

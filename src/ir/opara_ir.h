@@ -42,6 +42,7 @@
     X(GLOBAL_MAX_POOL, "GlobalMaxPool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                            \
     X(MAX_UNPOOL, "MaxUnpool", "", 9, 22, 0, 2, 2, 1, 2, ELEMENTWISE, 0, OPARA__OPF_F32)                              \
     X(DROPOUT, "Dropout", "", 1, 22, 0, 1, 1, 2, 1, ELEMENTWISE, 0, 0)                                                \
+    X(EINSUM, "Einsum", "", 12, 12, 0, 1, 2, 1, 0, ELEMENTWISE, 2, 0)                                                 \
     X(RELU, "Relu", "", 1, 14, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(LEAKY_RELU, "LeakyRelu", "", 1, 16, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
     X(SIGMOID, "Sigmoid", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)              \
@@ -133,7 +134,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 74
+#define OPARA__OP_COUNT_EXPECTED 75
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input, one output of its
@@ -318,6 +319,14 @@ typedef struct opara__reduce_params {
     int keepdims;
 } opara__reduce_params;
 
+/* Einsum (one or two operands): each operand's element stride along every output dim and every
+   summed label (a label repeated in an operand adds its strides: a diagonal; 0 where broadcast). */
+typedef struct opara__einsum_params {
+    int32_t n_sum;
+    int64_t sum_dims[OPARA_MAX_DIMS];
+    int64_t out_strides[2][OPARA_MAX_DIMS], sum_strides[2][OPARA_MAX_DIMS];
+} opara__einsum_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LayerNormalization, Flatten: in [0, rank]; Split's
@@ -331,6 +340,7 @@ typedef struct opara__node_params {
         opara__resize_params resize;       /* Resize */
         opara__reduce_params reduce;       /* ReduceMean, MeanVarianceNormalization */
         opara__lrn_params lrn;             /* LRN */
+        opara__einsum_params einsum;       /* Einsum */
         opara__gemm_params gemm;           /* Gemm */
         opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu,
                                                 Shrink (alpha: lambd, beta: bias) */

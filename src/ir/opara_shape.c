@@ -580,6 +580,137 @@ static opara_result opara__shape_dropout(opara__shape_ctx* c) {
     return OPARA_OK;
 }
 
+/* ---- Einsum ---------------------------------------------------------------------------------- */
+
+/* Labels: a-z 0..25, A-Z 26..51, the dims an ellipsis covers 52.. (right-aligned across operands). */
+#define OPARA__EINSUM_LABELS (52 + OPARA_MAX_DIMS)
+
+typedef struct opara__einsum_term {
+    int32_t n;
+    int labels[OPARA_MAX_DIMS];
+} opara__einsum_term;
+
+static int opara__einsum_letter(char ch) {
+    return ch >= 'a' && ch <= 'z' ? ch - 'a' : ch >= 'A' && ch <= 'Z' ? 26 + (ch - 'A') : -1;
+}
+
+/* Parses one term (up to ',', '-' or the end) for an operand of `rank` dims (-1: the output, whose
+   ellipsis takes `ell` dims); the ellipsis dims of an operand are right-aligned among `ell`. */
+static int opara__einsum_term_parse(const char** s, int32_t rank, int32_t ell, opara__einsum_term* t) {
+    int32_t letters = 0, k, at = -1;
+    const char* p;
+    int labels[OPARA_MAX_DIMS];
+    t->n = 0;
+    for (p = *s; *p && *p != ',' && *p != '-'; ++p) {
+        if (*p == ' ') continue;
+        if (p[0] == '.' && p[1] == '.' && p[2] == '.' && at < 0) {
+            at = letters, p += 2;
+            continue;
+        }
+        if (opara__einsum_letter(*p) < 0 || letters >= OPARA_MAX_DIMS) return 0;
+        labels[letters++] = opara__einsum_letter(*p);
+    }
+    *s = p;
+    if (rank >= 0 && (at < 0 ? letters != rank : letters > rank)) return 0;
+    {
+        int32_t e = at < 0 ? 0 : rank >= 0 ? rank - letters : ell;
+        if (letters + e > OPARA_MAX_DIMS) return 0;
+        for (k = 0; k < letters + e; ++k) {
+            int32_t j = at < 0 || k < at ? k : k < at + e ? -1 : k - e;
+            t->labels[k] = j >= 0 ? labels[j] : 52 + (ell - e) + (k - at);
+        }
+        t->n = letters + e;
+    }
+    return 1;
+}
+
+/* The equation's operands and output (implicit: the ellipsis dims, then the labels used once, in
+   ASCII order); 0 when it is malformed for these operands. */
+static int opara__einsum_parse(opara__shape_ctx* c, opara__einsum_term* in, opara__einsum_term* out, int32_t* ell) {
+    const char* s = opara__attr_string(c->n, "equation", "");
+    uint32_t k, count[OPARA__EINSUM_LABELS] = {0};
+    int32_t i, e = 0, l;
+    const char* p = s;
+    for (k = 0; k < c->n->n_inputs; ++k) { /* the ellipsis' width: the most dims any operand leaves to it */
+        int32_t letters = 0, dots = 0;
+        for (; *p && *p != ',' && *p != '-'; ++p) letters += opara__einsum_letter(*p) >= 0, dots += *p == '.';
+        if (dots && c->in[k]->ndim - letters > e) e = c->in[k]->ndim - letters;
+        if (*p == ',') ++p;
+    }
+    *ell = e;
+    for (k = 0; k < c->n->n_inputs; ++k) {
+        if (!opara__einsum_term_parse(&s, c->in[k]->ndim, e, &in[k])) return 0;
+        if (k + 1 < c->n->n_inputs && *s++ != ',') return 0;
+        for (i = 0; i < in[k].n; ++i) count[in[k].labels[i]]++;
+    }
+    if (*s == ',') return 0;
+    if (*s == '-') {
+        if (s[1] != '>') return 0;
+        s += 2;
+        return opara__einsum_term_parse(&s, -1, e, out) && *s == 0;
+    }
+    out->n = 0;
+    for (l = 52; l < 52 + e; ++l) out->labels[out->n++] = l;
+    for (i = 0; i < 52; ++i) { /* ASCII order: the upper-case letters first */
+        l = i < 26 ? 26 + i : i - 26;
+        if (count[l] == 1 && out->n < OPARA_MAX_DIMS) out->labels[out->n++] = l;
+    }
+    return 1;
+}
+
+/* Einsum with one or two operands: the label sizes (ellipsis dims broadcast), the output shape and
+   the record's strides. */
+static opara_result opara__shape_einsum(opara__shape_ctx* c) {
+    opara__einsum_term in[2], out;
+    int64_t size[OPARA__EINSUM_LABELS];
+    int32_t ell = 0, i, o, n_sum = 0, sum_of[OPARA__EINSUM_LABELS], out_of[OPARA__EINSUM_LABELS];
+    uint32_t k;
+    opara__shape y;
+    if (c->n->n_inputs > 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "Einsum of more than 2 operands is not supported");
+    if (!opara__einsum_parse(c, in, &out, &ell))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "equation '%s' does not fit the operands",
+                                 opara__attr_string(c->n, "equation", ""));
+    for (i = 0; i < OPARA__EINSUM_LABELS; ++i) size[i] = -2, sum_of[i] = out_of[i] = -1; /* -2: unused */
+    for (k = 0; k < c->n->n_inputs; ++k)
+        for (i = 0; i < in[k].n; ++i) {
+            int l = in[k].labels[i];
+            int64_t d = c->in[k]->dims[i];
+            if (size[l] == -2 || size[l] == 1 || (l >= 52 && d != 1 && size[l] < 0)) size[l] = d;
+            else if (d != size[l] && !(l >= 52 && d == 1) && !opara__unknown(c, d) && !opara__unknown(c, size[l]))
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "label '%c' has sizes %lld and %lld", l < 26 ? 'a' + l : l < 52 ? 'A' + l - 26 : '.',
+                                         (long long)size[l], (long long)d);
+        }
+    y.ndim = out.n;
+    for (o = 0; o < out.n; ++o) {
+        if (size[out.labels[o]] == -2 || out_of[out.labels[o]] >= 0)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "output label %d is not an operand's, or repeated", (int)o);
+        out_of[out.labels[o]] = o;
+        y.dims[o] = size[out.labels[o]];
+    }
+    for (i = 0; i < OPARA__EINSUM_LABELS; ++i)
+        if (size[i] != -2 && out_of[i] < 0) {
+            if (n_sum >= OPARA_MAX_DIMS) return opara__shape_fail(c, OPARA_ERR_SHAPE, "too many summed labels");
+            sum_of[i] = n_sum++;
+        }
+    if (c->params && c->mode == OPARA__SHAPE_STRICT) {
+        opara__einsum_params* p = &c->params->u.einsum;
+        p->n_sum = n_sum;
+        for (i = 0; i < OPARA__EINSUM_LABELS; ++i)
+            if (sum_of[i] >= 0) p->sum_dims[sum_of[i]] = size[i];
+        for (k = 0; k < c->n->n_inputs; ++k) {
+            int64_t stride = 1;
+            for (i = in[k].n - 1; i >= 0; --i) {
+                int l = in[k].labels[i];
+                int64_t st = c->in[k]->dims[i] == 1 ? 0 : stride; /* a broadcast ellipsis dim */
+                if (out_of[l] >= 0) p->out_strides[k][out_of[l]] += st;
+                else p->sum_strides[k][sum_of[l]] += st;
+                stride *= c->in[k]->dims[i];
+            }
+        }
+    }
+    return opara__set_out(c, 0, &y);
+}
+
 /* ---- data movement --------------------------------------------------------------------------- */
 
 static opara_result opara__shape_concat(opara__shape_ctx* c) {
@@ -1231,6 +1362,7 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_PRELU: case OPARA__OP_MAX_UNPOOL: a.min_in = a.max_in = 2; break;
     case OPARA__OP_INSTANCE_NORM: a.min_in = a.max_in = 3; break;
     case OPARA__OP_DROPOUT: a.max_out = 2; break;
+    case OPARA__OP_EINSUM: a.max_in = 2; break;
     case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
@@ -1283,6 +1415,7 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_GLOBAL_MAX_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_MAX_UNPOOL: return opara__shape_max_unpool(c);
     case OPARA__OP_DROPOUT: return opara__shape_dropout(c);
+    case OPARA__OP_EINSUM: return opara__shape_einsum(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
     case OPARA__OP_CONCAT: return opara__shape_concat(c);
@@ -1532,7 +1665,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
     case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_INSTANCE_NORM: case OPARA__OP_LRN:
-    case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT:
+    case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT: case OPARA__OP_EINSUM:
     case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
