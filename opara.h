@@ -3830,6 +3830,15 @@ OPARADEF const char* opara_runtime_last_error(const opara_runtime* runtime) {
     X(AVERAGE_POOL, "AveragePool", "", 1, 22, 0, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                 \
     X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                    \
     X(BATCH_NORM, "BatchNormalization", "", 1, 15, 0, 5, 5, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
+    X(PRELU, "PRelu", "", 1, 16, 0, 2, 2, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
+    X(INSTANCE_NORM, "InstanceNormalization", "", 1, 22, 0, 3, 3, 1, 0, ROWS, 5, OPARA__OPF_F32)                     \
+    X(LRN, "LRN", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32)                                           \
+    X(MVN, "MeanVarianceNormalization", "", 9, 13, 0, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                           \
+    X(SHRINK, "Shrink", "", 9, 9, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                 \
+    X(GLOBAL_MAX_POOL, "GlobalMaxPool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                            \
+    X(MAX_UNPOOL, "MaxUnpool", "", 9, 22, 0, 2, 2, 1, 2, ELEMENTWISE, 0, OPARA__OPF_F32)                              \
+    X(DROPOUT, "Dropout", "", 1, 22, 0, 1, 1, 2, 1, ELEMENTWISE, 0, 0)                                                \
+    X(EINSUM, "Einsum", "", 12, 12, 0, 1, 2, 1, 0, ELEMENTWISE, 2, 0)                                                 \
     X(RELU, "Relu", "", 1, 14, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(LEAKY_RELU, "LeakyRelu", "", 1, 16, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
     X(SIGMOID, "Sigmoid", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)              \
@@ -3971,7 +3980,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 123
+#define OPARA__OP_COUNT_EXPECTED 132
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input (Neg, Abs, Sign: also
@@ -4156,6 +4165,8 @@ typedef struct opara__resize_params {
     opara__resize_nearest_mode nearest;
     int antialias;
     float extrapolation_value;
+    float cubic_coeff_a; /* cubic: the kernel's a (default -0.75) */
+    int exclude_outside; /* cubic: taps outside the input get weight 0, the rest renormalized */
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
 } opara__resize_params;
 
@@ -4173,6 +4184,17 @@ typedef struct opara__grid_sample_params {
     opara__grid_padding padding;
     int align_corners;
 } opara__grid_sample_params;
+
+/* The input coordinate of output index x of a dim resized from in to out elements (scale out / in
+   unless sizes round it; roi for tf_crop_and_resize), ONNX's coordinate_transformation_mode. */
+OPARA__PRIVATE double opara__resize_source(opara__resize_coord_mode mode, double scale, double roi_lo, double roi_hi,
+                                          int64_t x, int64_t in, int64_t out);
+/* Cubic taps of output index x along dim d: the four input indices floor(c) - 1 .. floor(c) + 2
+   (clamped to the edges, as ONNX's reference pads them) and their weights (Keys' kernel with
+   cubic_coeff_a; with exclude_outside the taps outside the input weigh 0 and the rest are
+   renormalized); 0 where tf_crop_and_resize extrapolates. The CPU kernel and the CUDA lowering share it. */
+OPARA__PRIVATE int opara__resize_cubic_taps(const opara__resize_params* rp, int32_t d, int64_t x, int64_t in, int64_t out,
+                                           int64_t* idx, float* w);
 
 /* Gemm: its attributes with ONNX's defaults. */
 typedef struct opara__gemm_params {
@@ -4210,9 +4232,16 @@ typedef struct opara__activation_params {
     int gelu_tanh;
 } opara__activation_params;
 
+/* LRN: its attributes with ONNX's defaults (size is required). */
+typedef struct opara__lrn_params {
+    float alpha, beta, bias;
+    int64_t size;
+} opara__lrn_params;
+
 /* ReduceMean .. ReduceSumSquare: the input dims reduced (axes normalized, noop_with_empty_axes
    applied), keepdims. ArgMax, ArgMin: keepdims (their axis is the record's axis), select_last_index.
-   CumSum: exclusive, reverse (its axis is the record's axis). */
+   CumSum: exclusive, reverse (its axis is the record's axis). MeanVarianceNormalization: the dims its
+   moments run over (default 0, 2, 3). */
 typedef struct opara__reduce_params {
     uint8_t axes[OPARA_MAX_DIMS];
     int keepdims;
@@ -4247,6 +4276,14 @@ typedef struct opara__index_params {
     int64_t depth;                      /* OneHot */
 } opara__index_params;
 
+/* Einsum (one or two operands): each operand's element stride along every output dim and every
+   summed label (a label repeated in an operand adds its strides: a diagonal; 0 where broadcast). */
+typedef struct opara__einsum_params {
+    int32_t n_sum;
+    int64_t sum_dims[OPARA_MAX_DIMS];
+    int64_t out_strides[2][OPARA_MAX_DIMS], sum_strides[2][OPARA_MAX_DIMS];
+} opara__einsum_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin, CumSum, LayerNormalization,
@@ -4263,11 +4300,15 @@ typedef struct opara__node_params {
         opara__topk_params topk;           /* TopK (its axis in axis) */
         opara__grid_sample_params grid;    /* GridSample */
         opara__resize_params resize;       /* Resize */
-        opara__reduce_params reduce;       /* ReduceMean .. ReduceSumSquare, ArgMax, ArgMin, CumSum */
+        opara__reduce_params reduce;       /* ReduceMean .. ReduceSumSquare, ArgMax, ArgMin, CumSum,
+                                              MeanVarianceNormalization */
+        opara__lrn_params lrn;             /* LRN */
+        opara__einsum_params einsum;       /* Einsum */
         opara__gemm_params gemm;           /* Gemm */
         opara__rnn_params rnn;             /* LSTM, GRU, RNN */
-        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
-        float epsilon;                     /* BatchNormalization, LayerNormalization */
+        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu,
+                                                Shrink (alpha: lambd, beta: bias) */
+        float epsilon;                     /* BatchNormalization, LayerNormalization, InstanceNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
         opara__index_params index;         /* GatherElements .. ReverseSequence (the op table's rows after Gather) */
     } u;
@@ -5709,6 +5750,237 @@ static opara_result opara__shape_batch_norm(opara__shape_ctx* c) {
     return OPARA_OK;
 }
 
+/* Two shapes that must agree dim by dim (tolerant: unknown dims agree with anything). */
+static int opara__shapes_differ(const opara__shape_ctx* c, const opara__shape* a, const opara__shape* b) {
+    int32_t d;
+    if (a->ndim != b->ndim) return 1;
+    for (d = 0; d < a->ndim; ++d)
+        if (opara__dims_differ(c, a->dims[d], b->dims[d])) return 1;
+    return 0;
+}
+
+/* PRelu: slope broadcasts to X (unidirectionally); the output is X's shape. */
+static opara_result opara__shape_prelu(opara__shape_ctx* c) {
+    opara__shape y;
+    opara__sbuf b;
+    if (!opara__broadcast(c, c->in[0], c->in[1], &y) || opara__shapes_differ(c, &y, c->in[0]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "slope %s does not broadcast to X %s", opara__sh(&b, 0, c->in[1]),
+                                 opara__sh(&b, 1, c->in[0]));
+    opara__record_broadcast(c, c->in[0]);
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* InstanceNormalization: X [N, C, spatial...], scale and B [C]. */
+static opara_result opara__shape_instance_norm(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__sbuf b;
+    uint32_t k = 0, i;
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r != OPARA_OK) return r;
+    for (i = 1; i < 3; ++i)
+        if (c->in[i]->ndim != 1 || opara__dims_differ(c, c->in[i]->dims[0], x->dims[1]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is %s, expected [%lld] for input %s", i,
+                                     opara__sh(&b, 0, c->in[i]), (long long)x->dims[1], opara__sh(&b, 1, x));
+    return opara__set_out(c, 0, x);
+}
+
+/* LRN: X [N, C, ...], size required and >= 1. */
+static opara_result opara__shape_lrn(opara__shape_ctx* c) {
+    opara__sbuf b;
+    if (c->in[0]->ndim < 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 2", opara__sh(&b, 0, c->in[0]));
+    if (!opara__node_attr(c->n, "size") || opara__attr_int(c->n, "size", 0) < 1)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'size' is required and must be >= 1");
+    if (c->params) {
+        c->params->u.lrn.size = opara__attr_int(c->n, "size", 1);
+        c->params->u.lrn.alpha = opara__attr_float(c->n, "alpha", 1e-4f);
+        c->params->u.lrn.beta = opara__attr_float(c->n, "beta", 0.75f);
+        c->params->u.lrn.bias = opara__attr_float(c->n, "bias", 1.0f);
+    }
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* MaxUnpool: X and I [N, C, spatial...] alike; the output is output_shape (the canonical attribute)
+   or, without it, (in - 1) * stride + kernel - pads per spatial dim. */
+static opara_result opara__shape_max_unpool(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__window w;
+    opara__shape y;
+    opara__sbuf b;
+    uint32_t k = 0, i, n_os = 0;
+    const int64_t* os = opara__attr_ints(c->n, "output_shape", &n_os);
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r == OPARA_OK) r = opara__read_window(c, k, 1, &w);
+    if (r != OPARA_OK) return r;
+    if (opara__shapes_differ(c, c->in[1], x))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s and input %s differ", opara__sh(&b, 0, c->in[1]),
+                                 opara__sh(&b, 1, x));
+    if (os && (n_os != (uint32_t)x->ndim || opara__dims_differ(c, os[0], x->dims[0]) || opara__dims_differ(c, os[1], x->dims[1])))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape has %u values or other N, C than input %s", n_os,
+                                 opara__sh(&b, 0, x));
+    y = *x;
+    for (i = 0; i < k; ++i) {
+        int64_t full;
+        if (os) {
+            if (os[2 + i] < 1 || os[2 + i] > OPARA__SHAPE_DIM_MAX)
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape[%u] = %lld", 2 + i, (long long)os[2 + i]);
+            y.dims[2 + i] = os[2 + i];
+            continue;
+        }
+        if (opara__unknown(c, x->dims[2 + i])) {
+            y.dims[2 + i] = -1;
+            continue;
+        }
+        if (!opara__mul_i64(x->dims[2 + i] - 1, w.strides[i], &full) || full > OPARA__SHAPE_DIM_MAX ||
+            full + w.kernel[i] - w.pads[i] - w.pads[k + i] < 1)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u of input %s gives no output", i, opara__sh(&b, 0, x));
+        y.dims[2 + i] = full + w.kernel[i] - w.pads[i] - w.pads[k + i];
+    }
+    w.auto_pad = OPARA__AUTO_PAD_NOTSET; /* MaxUnpool has none */
+    opara__record_window(c, &w, k, x, 0, NULL);
+    return opara__set_out(c, 0, &y);
+}
+
+/* Dropout (inference, with its mask): Y and the mask have X's shape. */
+static opara_result opara__shape_dropout(opara__shape_ctx* c) {
+    uint32_t k;
+    for (k = 0; k < c->n->n_outputs; ++k) {
+        opara_result r = opara__set_out(c, k, c->in[0]);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+/* ---- Einsum ---------------------------------------------------------------------------------- */
+
+/* Labels: a-z 0..25, A-Z 26..51, the dims an ellipsis covers 52.. (right-aligned across operands). */
+#define OPARA__EINSUM_LABELS (52 + OPARA_MAX_DIMS)
+
+typedef struct opara__einsum_term {
+    int32_t n;
+    int labels[OPARA_MAX_DIMS];
+} opara__einsum_term;
+
+static int opara__einsum_letter(char ch) {
+    return ch >= 'a' && ch <= 'z' ? ch - 'a' : ch >= 'A' && ch <= 'Z' ? 26 + (ch - 'A') : -1;
+}
+
+/* Parses one term (up to ',', '-' or the end) for an operand of `rank` dims (-1: the output, whose
+   ellipsis takes `ell` dims); the ellipsis dims of an operand are right-aligned among `ell`. */
+static int opara__einsum_term_parse(const char** s, int32_t rank, int32_t ell, opara__einsum_term* t) {
+    int32_t letters = 0, k, at = -1;
+    const char* p;
+    int labels[OPARA_MAX_DIMS];
+    t->n = 0;
+    for (p = *s; *p && *p != ',' && *p != '-'; ++p) {
+        if (*p == ' ') continue;
+        if (p[0] == '.' && p[1] == '.' && p[2] == '.' && at < 0) {
+            at = letters, p += 2;
+            continue;
+        }
+        if (opara__einsum_letter(*p) < 0 || letters >= OPARA_MAX_DIMS) return 0;
+        labels[letters++] = opara__einsum_letter(*p);
+    }
+    *s = p;
+    if (rank >= 0 && (at < 0 ? letters != rank : letters > rank)) return 0;
+    {
+        int32_t e = at < 0 ? 0 : rank >= 0 ? rank - letters : ell;
+        if (letters + e > OPARA_MAX_DIMS) return 0;
+        for (k = 0; k < letters + e; ++k) {
+            int32_t j = at < 0 || k < at ? k : k < at + e ? -1 : k - e;
+            t->labels[k] = j >= 0 ? labels[j] : 52 + (ell - e) + (k - at);
+        }
+        t->n = letters + e;
+    }
+    return 1;
+}
+
+/* The equation's operands and output (implicit: the ellipsis dims, then the labels used once, in
+   ASCII order); 0 when it is malformed for these operands. */
+static int opara__einsum_parse(opara__shape_ctx* c, opara__einsum_term* in, opara__einsum_term* out, int32_t* ell) {
+    const char* s = opara__attr_string(c->n, "equation", "");
+    uint32_t k, count[OPARA__EINSUM_LABELS] = {0};
+    int32_t i, e = 0, l;
+    const char* p = s;
+    for (k = 0; k < c->n->n_inputs; ++k) { /* the ellipsis' width: the most dims any operand leaves to it */
+        int32_t letters = 0, dots = 0;
+        for (; *p && *p != ',' && *p != '-'; ++p) letters += opara__einsum_letter(*p) >= 0, dots += *p == '.';
+        if (dots && c->in[k]->ndim - letters > e) e = c->in[k]->ndim - letters;
+        if (*p == ',') ++p;
+    }
+    *ell = e;
+    for (k = 0; k < c->n->n_inputs; ++k) {
+        if (!opara__einsum_term_parse(&s, c->in[k]->ndim, e, &in[k])) return 0;
+        if (k + 1 < c->n->n_inputs && *s++ != ',') return 0;
+        for (i = 0; i < in[k].n; ++i) count[in[k].labels[i]]++;
+    }
+    if (*s == ',') return 0;
+    if (*s == '-') {
+        if (s[1] != '>') return 0;
+        s += 2;
+        return opara__einsum_term_parse(&s, -1, e, out) && *s == 0;
+    }
+    out->n = 0;
+    for (l = 52; l < 52 + e; ++l) out->labels[out->n++] = l;
+    for (i = 0; i < 52; ++i) { /* ASCII order: the upper-case letters first */
+        l = i < 26 ? 26 + i : i - 26;
+        if (count[l] == 1 && out->n < OPARA_MAX_DIMS) out->labels[out->n++] = l;
+    }
+    return 1;
+}
+
+/* Einsum with one or two operands: the label sizes (ellipsis dims broadcast), the output shape and
+   the record's strides. */
+static opara_result opara__shape_einsum(opara__shape_ctx* c) {
+    opara__einsum_term in[2], out;
+    int64_t size[OPARA__EINSUM_LABELS];
+    int32_t ell = 0, i, o, n_sum = 0, sum_of[OPARA__EINSUM_LABELS], out_of[OPARA__EINSUM_LABELS];
+    uint32_t k;
+    opara__shape y;
+    if (c->n->n_inputs > 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "Einsum of more than 2 operands is not supported");
+    if (!opara__einsum_parse(c, in, &out, &ell))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "equation '%s' does not fit the operands",
+                                 opara__attr_string(c->n, "equation", ""));
+    for (i = 0; i < OPARA__EINSUM_LABELS; ++i) size[i] = -2, sum_of[i] = out_of[i] = -1; /* -2: unused */
+    for (k = 0; k < c->n->n_inputs; ++k)
+        for (i = 0; i < in[k].n; ++i) {
+            int l = in[k].labels[i];
+            int64_t d = c->in[k]->dims[i];
+            if (size[l] == -2 || size[l] == 1 || (l >= 52 && d != 1 && size[l] < 0)) size[l] = d;
+            else if (d != size[l] && !(l >= 52 && d == 1) && !opara__unknown(c, d) && !opara__unknown(c, size[l]))
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "label '%c' has sizes %lld and %lld", l < 26 ? 'a' + l : l < 52 ? 'A' + l - 26 : '.',
+                                         (long long)size[l], (long long)d);
+        }
+    y.ndim = out.n;
+    for (o = 0; o < out.n; ++o) {
+        if (size[out.labels[o]] == -2 || out_of[out.labels[o]] >= 0)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "output label %d is not an operand's, or repeated", (int)o);
+        out_of[out.labels[o]] = o;
+        y.dims[o] = size[out.labels[o]];
+    }
+    for (i = 0; i < OPARA__EINSUM_LABELS; ++i)
+        if (size[i] != -2 && out_of[i] < 0) {
+            if (n_sum >= OPARA_MAX_DIMS) return opara__shape_fail(c, OPARA_ERR_SHAPE, "too many summed labels");
+            sum_of[i] = n_sum++;
+        }
+    if (c->params && c->mode == OPARA__SHAPE_STRICT) {
+        opara__einsum_params* p = &c->params->u.einsum;
+        p->n_sum = n_sum;
+        for (i = 0; i < OPARA__EINSUM_LABELS; ++i)
+            if (sum_of[i] >= 0) p->sum_dims[sum_of[i]] = size[i];
+        for (k = 0; k < c->n->n_inputs; ++k) {
+            int64_t stride = 1;
+            for (i = in[k].n - 1; i >= 0; --i) {
+                int l = in[k].labels[i];
+                int64_t st = c->in[k]->dims[i] == 1 ? 0 : stride; /* a broadcast ellipsis dim */
+                if (out_of[l] >= 0) p->out_strides[k][out_of[l]] += st;
+                else p->sum_strides[k][sum_of[l]] += st;
+                stride *= c->in[k]->dims[i];
+            }
+        }
+    }
+    return opara__set_out(c, 0, &y);
+}
+
 /* ---- data movement --------------------------------------------------------------------------- */
 
 static opara_result opara__shape_concat(opara__shape_ctx* c) {
@@ -6221,6 +6493,21 @@ static int opara__axes_flags(const int64_t* axes, uint32_t n, int64_t rank, int*
     return 1;
 }
 
+/* MeanVarianceNormalization: the moments over 'axes' (default 0, 2, 3), the output X's shape. */
+static opara_result opara__shape_mvn(opara__shape_ctx* c) {
+    static const int64_t default_axes[3] = {0, 2, 3};
+    const opara__shape* x = c->in[0];
+    uint32_t n = 3, i;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
+    int flags[OPARA_MAX_DIMS];
+    opara__sbuf b;
+    if (!axes) axes = default_axes, n = 3;
+    if (!opara__axes_flags(axes, n, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    for (i = 0; c->params && i < (uint32_t)x->ndim; ++i) c->params->u.reduce.axes[i] = (uint8_t)flags[i];
+    return opara__set_out(c, 0, x);
+}
+
 static opara_result opara__shape_squeeze(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     uint32_t n;
@@ -6355,6 +6642,8 @@ static opara_result opara__resize_modes(opara__shape_ctx* c, opara__resize_param
     rp->nearest = k < 0 ? OPARA__NEAREST_UNKNOWN : (opara__resize_nearest_mode)k;
     rp->antialias = opara__attr_int(c->n, "antialias", 0) != 0;
     rp->extrapolation_value = opara__attr_float(c->n, "extrapolation_value", 0.0f);
+    rp->cubic_coeff_a = opara__attr_float(c->n, "cubic_coeff_a", -0.75f);
+    rp->exclude_outside = opara__attr_int(c->n, "exclude_outside", 0) != 0;
     return OPARA_OK;
 }
 
@@ -6383,6 +6672,50 @@ static opara_result opara__resize_roi(opara__shape_ctx* c, uint32_t n, const int
     if (roi->count != 2 * n) return opara__shape_fail(c, OPARA_ERR_SHAPE, "'roi' has %u values, not %u", roi->count, 2 * n);
     for (k = 0; k < n; ++k) rp->roi_lo[dim[k]] = roi->v.floats[k], rp->roi_hi[dim[k]] = roi->v.floats[n + k];
     return OPARA_OK;
+}
+
+OPARA__PRIVATE double opara__resize_source(opara__resize_coord_mode mode, double s, double roi_lo, double roi_hi, int64_t x,
+                                          int64_t in, int64_t out) {
+    switch (mode) {
+    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
+    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
+    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
+    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
+    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
+        return out > 1 ? roi_lo * (double)(in - 1) + (double)x * (roi_hi - roi_lo) * (double)(in - 1) / (double)(out - 1)
+                       : 0.5 * (roi_lo + roi_hi) * (double)(in - 1);
+    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
+        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
+        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
+    }
+    case OPARA__RESIZE_HALF_PIXEL: case OPARA__RESIZE_COORD_UNKNOWN: break;
+    }
+    return ((double)x + 0.5) / s - 0.5;
+}
+
+/* The cubic convolution kernel of ONNX's Resize (Keys, with a = cubic_coeff_a) at distance t. */
+static double opara__cubic_weight(double t, double a) {
+    t = fabs(t);
+    if (t <= 1.0) return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    if (t < 2.0) return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
+    return 0.0;
+}
+
+OPARA__PRIVATE int opara__resize_cubic_taps(const opara__resize_params* rp, int32_t d, int64_t x, int64_t in, int64_t out,
+                                           int64_t* idx, float* w) {
+    double c = opara__resize_source(rp->coord, rp->scale[d], rp->roi_lo[d], rp->roi_hi[d], x, in, out);
+    double f = floor(c), r = c - f, wd[4], sum = 0.0;
+    int k;
+    if (rp->coord == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return 0;
+    for (k = 0; k < 4; ++k) {
+        int64_t i = (int64_t)f - 1 + k;
+        wd[k] = opara__cubic_weight(r + 1.0 - (double)k, (double)rp->cubic_coeff_a);
+        if (rp->exclude_outside && (i < 0 || i >= in)) wd[k] = 0.0;
+        sum += wd[k];
+        idx[k] = i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
+    }
+    for (k = 0; k < 4; ++k) w[k] = (float)(rp->exclude_outside && sum != 0.0 ? wd[k] / sum : wd[k]);
+    return 1;
 }
 
 static opara_result opara__shape_resize(opara__shape_ctx* c) {
@@ -6830,6 +7163,11 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_GRU: case OPARA__OP_RNN: a.min_in = 3, a.max_in = 6, a.max_out = 2; break;
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
+    case OPARA__OP_PRELU: case OPARA__OP_MAX_UNPOOL: a.min_in = a.max_in = 2; break;
+    case OPARA__OP_INSTANCE_NORM: a.min_in = a.max_in = 3; break;
+    case OPARA__OP_DROPOUT: a.max_out = 2; break;
+    case OPARA__OP_EINSUM: a.max_in = 2; break;
+    case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
@@ -6888,6 +7226,15 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__shape_pool(c);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
+    case OPARA__OP_PRELU: return opara__shape_prelu(c);
+    case OPARA__OP_INSTANCE_NORM: return opara__shape_instance_norm(c);
+    case OPARA__OP_LRN: return opara__shape_lrn(c);
+    case OPARA__OP_MVN: return opara__shape_mvn(c);
+    case OPARA__OP_SHRINK: return opara__set_out(c, 0, c->in[0]);
+    case OPARA__OP_GLOBAL_MAX_POOL: return opara__shape_global_pool(c);
+    case OPARA__OP_MAX_UNPOOL: return opara__shape_max_unpool(c);
+    case OPARA__OP_DROPOUT: return opara__shape_dropout(c);
+    case OPARA__OP_EINSUM: return opara__shape_einsum(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: case OPARA__OP_MOD: OPARA__CASE_VARIADIC:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
@@ -6989,7 +7336,12 @@ static void opara__record_scalars(opara__shape_ctx* c) {
         p->u.activation.gamma = opara__attr_float(n, "gamma", 1.05070102214813232421875f);
     }
     if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
-    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM || op == OPARA__OP_INSTANCE_NORM)
+        p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_SHRINK) {
+        p->u.activation.alpha = opara__attr_float(n, "lambd", 0.5f);
+        p->u.activation.beta = opara__attr_float(n, "bias", 0.0f);
+    }
     if (opara__reduce_kind_of(op, NULL)) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
     if (op == OPARA__OP_ARG_MAX || op == OPARA__OP_ARG_MIN) {
         p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
@@ -7287,6 +7639,14 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         break;
     case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
         break; /* the type of input 0 */
+    case OPARA__OP_PRELU:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || dt[n->inputs[1]] != in0)
+            return opara__dtype_fail(rt, g, node, "X and slope have different data types");
+        break;
+    case OPARA__OP_MAX_UNPOOL:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || dt[n->inputs[1]] != OPARA_DTYPE_I64)
+            return opara__dtype_fail(rt, g, node, "indices must be i64");
+        break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
     OPARA__CASE_INT_BINARY: OPARA__CASE_VARIADIC:
         for (k = 1; k < n->n_inputs; ++k)
@@ -7296,7 +7656,9 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_LOGIC_UNARY:
         return opara__dtype_logic(rt, g, node, dt);
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_INSTANCE_NORM: case OPARA__OP_LRN:
+    case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT: case OPARA__OP_EINSUM:
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
@@ -7310,6 +7672,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
         if ((n->op == OPARA__OP_MAX_POOL || n->op == OPARA__OP_TOPK) && k == 1) t = OPARA_DTYPE_I64;
+        if (n->op == OPARA__OP_DROPOUT && k == 1) t = OPARA_DTYPE_BOOL;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
         if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR && k == 1) t = OPARA_DTYPE_F32;
         if (n->op == OPARA__OP_ARG_MAX || n->op == OPARA__OP_ARG_MIN) t = OPARA_DTYPE_I64;
@@ -10070,12 +10433,14 @@ typedef enum opara__cpu_unary {
     OPARA__UN_NEG, OPARA__UN_ABS, OPARA__UN_EXP, OPARA__UN_LOG, OPARA__UN_RECIPROCAL, OPARA__UN_FLOOR,
     OPARA__UN_CEIL, OPARA__UN_ROUND, OPARA__UN_SIGN, OPARA__UN_SIN, OPARA__UN_COS, OPARA__UN_TAN, OPARA__UN_SOFTPLUS,
     OPARA__UN_SOFTSIGN, OPARA__UN_ELU, OPARA__UN_SELU, OPARA__UN_CELU, OPARA__UN_THRESHOLDED_RELU, OPARA__UN_ASIN,
-    OPARA__UN_ACOS, OPARA__UN_ATAN, OPARA__UN_SINH, OPARA__UN_COSH, OPARA__UN_ASINH, OPARA__UN_ACOSH, OPARA__UN_ATANH
+    OPARA__UN_ACOS, OPARA__UN_ATAN, OPARA__UN_SINH, OPARA__UN_COSH, OPARA__UN_ASINH, OPARA__UN_ACOSH, OPARA__UN_ATANH,
+    OPARA__UN_SHRINK /* alpha: lambd, beta: bias */
 } opara__cpu_unary;
 
 /* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
 typedef enum opara__cpu_binary {
-    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
+    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW,
+    OPARA__BIN_PRELU /* x < 0 ? x * slope : x */
 } opara__cpu_binary;
 
 #define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
@@ -10186,6 +10551,8 @@ OPARA__PRIVATE opara_result opara__conv_check_out(opara__cpu_op* op, const opara
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_conv.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_max_unpool(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE void opara__max_unpool_explain(const opara__cpu_op* op, char* buf, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_gemm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_matmul_geometry(opara__cpu_op* op, const opara__cpu_tensor* a,
@@ -10228,6 +10595,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_slice(opara__cpu_op* op, char* er
 OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_dropout(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_index.c; opara__cpu_index_explain: the data error of one of its kernels */
@@ -10243,6 +10611,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_depth_space(opara__cpu_op* op, ch
 /* opara_cpu_norm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_instance_norm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_lrn(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_reduce.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err, size_t cap);
@@ -10253,6 +10623,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* e
 OPARA__PRIVATE opara_result opara__cpu_prepare_arg_reduce(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_log_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_mvn(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_einsum(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 
@@ -12688,6 +13060,7 @@ static void opara__unary_math(const opara__cpu_params* p, float* y, const float*
     case OPARA__UN_ASINH: OPARA__MAP(asinhf(v));
     case OPARA__UN_ACOSH: OPARA__MAP(acoshf(v));
     case OPARA__UN_ATANH: OPARA__MAP(atanhf(v));
+    case OPARA__UN_SHRINK: OPARA__MAP(v < -a ? v + g : (v > a ? v - g : 0.0f)); /* NaN: 0, as ONNX Runtime */
     case OPARA__UN_RELU: case OPARA__UN_LEAKY_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH:
     case OPARA__UN_HARD_SIGMOID: case OPARA__UN_HARD_SWISH: case OPARA__UN_CLIP: case OPARA__UN_SQRT:
     case OPARA__UN_ERF: case OPARA__UN_GELU: case OPARA__UN_EXP:
@@ -12753,6 +13126,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     case OPARA__UN_TAN: case OPARA__UN_SOFTPLUS: case OPARA__UN_SOFTSIGN: case OPARA__UN_ELU: case OPARA__UN_SELU:
     case OPARA__UN_CELU: case OPARA__UN_THRESHOLDED_RELU: case OPARA__UN_ASIN: case OPARA__UN_ACOS: case OPARA__UN_ATAN:
     case OPARA__UN_SINH: case OPARA__UN_COSH: case OPARA__UN_ASINH: case OPARA__UN_ACOSH: case OPARA__UN_ATANH:
+    case OPARA__UN_SHRINK:
         if (i1 > i0) opara__unary_math(p, y + i0, x + i0, i1 - i0);
         break;
     }
@@ -12782,6 +13156,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
     case OPARA__UN_SELU:
         p->alpha = a->alpha;
         p->beta = a->gamma;
+        break;
+    case OPARA__UN_SHRINK:
+        p->alpha = a->alpha;
+        p->beta = a->beta;
         break;
     case OPARA__UN_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH: case OPARA__UN_HARD_SWISH: case OPARA__UN_SQRT:
     case OPARA__UN_ERF: case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_EXP: case OPARA__UN_LOG:
@@ -12851,7 +13229,7 @@ OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const
 static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a, int64_t sa, const float* b,
                                int64_t sb, float* y, size_t n) {
     size_t i;
-    if (kind != OPARA__BIN_POW && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
+    if (kind <= OPARA__BIN_DIV && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
         opara__vec_binary_f32(level, (int)kind, a, (int)sa, b, (int)sb, y, n);
         return;
     }
@@ -12865,6 +13243,7 @@ static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a
     case OPARA__BIN_MUL: OPARA__BIN_ROW(float, x * z); break;
     case OPARA__BIN_DIV: OPARA__BIN_ROW(float, x / z); break;
     case OPARA__BIN_POW: OPARA__BIN_ROW(float, powf(x, z)); break;
+    case OPARA__BIN_PRELU: OPARA__BIN_ROW(float, x < 0.0f ? x * z : x); break;
     }
 }
 
@@ -12891,6 +13270,7 @@ static int64_t opara__ipow(int64_t x, int64_t e) {
      : (kind) == OPARA__BIN_SUB ? (int64_t)((uint64_t)(x) - (uint64_t)(z))                          \
      : (kind) == OPARA__BIN_MUL ? (int64_t)((uint64_t)(x) * (uint64_t)(z))                          \
      : (kind) == OPARA__BIN_DIV ? opara__idiv((x), (z))                                             \
+     : (kind) == OPARA__BIN_PRELU ? ((x) < 0 ? (int64_t)((uint64_t)(x) * (uint64_t)(z)) : (x))         \
                                 : opara__ipow((x), (z)))
 
 static void opara__bin_row_i64(opara__cpu_binary kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb,
@@ -12930,6 +13310,7 @@ static void opara__bin_row_f64(opara__cpu_binary kind, const double* a, int64_t 
     case OPARA__BIN_MUL: OPARA__BIN_ROW(double, x * z); break;
     case OPARA__BIN_DIV: OPARA__BIN_ROW(double, x / z); break;
     case OPARA__BIN_POW: OPARA__BIN_ROW(double, pow(x, z)); break;
+    case OPARA__BIN_PRELU: OPARA__BIN_ROW(double, x < 0.0 ? x * z : x); break;
     }
 }
 
@@ -13610,6 +13991,26 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* 
     return OPARA_OK;
 }
 
+/* ---- Dropout (inference): Y = X, the mask all true -------------------------------------------- */
+
+static opara_result opara__dropout_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t n = opara__cpu_numel(&op->out[0]), b0 = begin * 65536, b1 = OPARA__MIN(n, end * 65536);
+    opara_result r = opara__copy_kernel(op, begin, end, scratch);
+    if (op->n_out > 1 && op->out[1].data && b1 > b0) memset((uint8_t*)op->out[1].data + b0, 1, b1 - b0);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_dropout(opara__cpu_op* op, char* err, size_t cap) {
+    opara_result r = opara__cpu_prepare_reshape(op, err, cap);
+    if (r != OPARA_OK) return r;
+    if (op->n_out > 1 && op->out[1].data &&
+        (op->out[1].dtype != OPARA_DTYPE_BOOL || !opara__cpu_same_dims(&op->out[1], &op->out[0])))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Dropout: the mask must be bool shaped like Y");
+    /* items of 65536 bytes of Y (the copy's) cover at least as many mask bytes as Y has elements */
+    op->fn = opara__dropout_kernel;
+    return OPARA_OK;
+}
+
 /* ---- Concat and Split ------------------------------------------------------------------------ */
 
 static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -13723,6 +14124,7 @@ OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf,
     opara__cpu_index_explain(op, buf, cap);
     if (op->node->op == OPARA__OP_LSTM || op->node->op == OPARA__OP_GRU || op->node->op == OPARA__OP_RNN)
         opara__cpu_rnn_explain(op, buf, cap);
+    if (op->node->op == OPARA__OP_MAX_UNPOOL) opara__max_unpool_explain(op, buf, cap);
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
@@ -13863,23 +14265,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err,
 
 /* ---- Resize ---------------------------------------------------------------------------------- */
 
-/* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
+/* Input coordinate of output index x along dim d (the IR's opara__resize_source). */
 static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
-    double s = p->scale[d];
-    switch (p->coord_mode) {
-    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
-    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
-    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
-    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
-    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
-        return out > 1 ? p->roi_lo[d] * (double)(in - 1) + (double)x * (p->roi_hi[d] - p->roi_lo[d]) * (double)(in - 1) / (double)(out - 1)
-                       : 0.5 * (p->roi_lo[d] + p->roi_hi[d]) * (double)(in - 1);
-    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
-        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
-        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
-    }
-    default: return ((double)x + 0.5) / s - 0.5;
-    }
+    return opara__resize_source((opara__resize_coord_mode)p->coord_mode, p->scale[d], p->roi_lo[d], p->roi_hi[d], x, in, out);
 }
 
 /* Nearest source index, or -1 when tf_crop_and_resize extrapolates. */
@@ -13949,6 +14337,50 @@ static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, 
     return 1;
 }
 
+/* Bicubic over the last two dims (the others are not resized): the column taps once per call in
+   scratch (4 indices as int32, then 4 weights, per output column; a column of -1 extrapolates). */
+static opara_result opara__resize_cubic_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim;
+    int64_t H = x->dims[nd - 2], Wi = x->dims[nd - 1], OH = y->dims[nd - 2], OW = y->dims[nd - 1], j, col[4];
+    int32_t* cols = (int32_t*)(void*)scratch;
+    float* cw = scratch + 4 * OW;
+    size_t row;
+    float fill;
+    memcpy(&fill, p->fill, 4);
+    for (j = 0; j < OW; ++j) {
+        int k, ok = opara__resize_cubic_taps(&op->params->u.resize, nd - 1, j, Wi, OW, col, cw + 4 * j);
+        for (k = 0; k < 4; ++k) cols[4 * j + k] = ok ? (int32_t)col[k] : -1;
+    }
+    for (row = begin; row < end; ++row) {
+        size_t plane = row / (size_t)OH;
+        int64_t oh = (int64_t)(row % (size_t)OH), rows[4];
+        float wh[4];
+        const float* src = (const float*)x->data + plane * (size_t)(H * Wi);
+        float* dst = (float*)y->data + row * (size_t)OW;
+        int row_ok = opara__resize_cubic_taps(&op->params->u.resize, nd - 2, oh, H, OH, rows, wh);
+        for (j = 0; j < OW; ++j) {
+            const int32_t* cj = cols + 4 * j;
+            const float* wj = cw + 4 * j;
+            float acc = 0.0f;
+            int a, b;
+            if (!row_ok || cj[0] < 0) {
+                dst[j] = fill;
+                continue;
+            }
+            for (a = 0; a < 4; ++a) {
+                const float* s = src + rows[a] * Wi;
+                float part = 0.0f;
+                for (b = 0; b < 4; ++b) part += s[cj[b]] * wj[b];
+                acc += part * wh[a];
+            }
+            dst[j] = acc;
+        }
+    }
+    return OPARA_OK;
+}
+
 /* Bilinear over the last two dims (the others are not resized). */
 static opara_result opara__resize_linear_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -14016,15 +14448,19 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* e
         op->scratch_floats = (size_t)y->dims[y->ndim - 1]; /* the source columns, int32 */
         return OPARA_OK;
     }
-    if (rp->mode != OPARA__RESIZE_LINEAR)
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode 'cubic' is not supported");
     if (y->dtype != OPARA_DTYPE_F32 || x->ndim < 2)
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear needs f32 of rank >= 2");
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear and cubic need f32 of rank >= 2");
     for (d = 0; d < x->ndim - 2; ++d)
         if (x->dims[d] != y->dims[d])
-            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear only over the last two dims");
-    p->mode = OPARA__RESIZE_LINEAR;
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear and cubic only over the last two dims");
+    p->mode = (int)rp->mode;
     op->fn = opara__resize_linear_kernel;
+    if (rp->mode == OPARA__RESIZE_CUBIC) {
+        if (y->dims[y->ndim - 1] > INT32_MAX / 4 || x->dims[x->ndim - 1] > INT32_MAX)
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: a last dimension above 2^29");
+        op->scratch_floats = 8 * (size_t)y->dims[y->ndim - 1]; /* the column taps */
+        op->fn = opara__resize_cubic_kernel;
+    }
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_movement.c ==== */
@@ -14621,11 +15057,91 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, cha
     op->fn = opara__batch_norm_kernel;
     return OPARA_OK;
 }
+
+/* ---- InstanceNormalization ------------------------------------------------------------------- */
+
+/* One (n, c) plane per item: its mean and variance (in double), then scale and bias of channel c. */
+static opara_result opara__instance_norm_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t C = (size_t)op->p.cin, HW = (size_t)op->p.inner, item, j;
+    int level = opara__cpu_isa_level();
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float* y = (float*)op->out[0].data + item * HW;
+        size_t c = item % C;
+        double mean, var;
+        float k, off;
+        opara__row_moments(level, x, HW, &mean, &var);
+        k = (float)(1.0 / sqrt(var + (double)op->p.eps)) * ((const float*)op->in[1].data)[c];
+        off = ((const float*)op->in[2].data)[c] - (float)mean * k;
+        for (j = 0; j < HW; ++j) y[j] = x[j] * k + off;
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_instance_norm(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    uint32_t k;
+    if (!op->params || !op->params->resolved || op->n_in < 3 || x->ndim < 3 || !opara__cpu_same_dims(x, &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "InstanceNormalization: needs 3 inputs and X/Y of rank >= 3");
+    for (k = 1; k < 3; ++k)
+        if (!op->in[k].data || opara__cpu_numel(&op->in[k]) != (size_t)x->dims[1])
+            return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "InstanceNormalization: input %u must have C elements", k);
+    op->p.eps = op->params->u.epsilon;
+    op->p.cin = x->dims[1];
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__instance_norm_kernel;
+    return OPARA_OK;
+}
+
+/* ---- LRN ------------------------------------------------------------------------------------- */
+
+/* One (n, c) plane per item: y = x / (bias + alpha / size * sum of x^2 over the channels
+   [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] that exist) ^ beta. */
+static opara_result opara__lrn_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t C = p->cin, HW = p->inner, size = p->k, lo_off = (size - 1) / 2, hi_off = size - 1 - lo_off;
+    float coef = p->alpha / (float)size;
+    size_t item;
+    for (item = begin; item < end; ++item) {
+        int64_t c = (int64_t)(item % (size_t)C), plane0 = (int64_t)item - c, lo = c - lo_off, hi = c + hi_off, cc, j;
+        const float* x = (const float*)op->in[0].data;
+        float* y = (float*)op->out[0].data + (int64_t)item * HW;
+        if (lo < 0) lo = 0;
+        if (hi > C - 1) hi = C - 1;
+        for (j = 0; j < HW; ++j) scratch[j] = 0.0f;
+        for (cc = lo; cc <= hi; ++cc) {
+            const float* xc = x + (plane0 + cc) * HW;
+            for (j = 0; j < HW; ++j) scratch[j] += xc[j] * xc[j];
+        }
+        for (j = 0; j < HW; ++j) y[j] = x[(int64_t)item * HW + j] / powf(p->value + coef * scratch[j], p->beta);
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_lrn(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    if (!op->params || !op->params->resolved || x->ndim < 2 || !opara__cpu_same_dims(x, &op->out[0]))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "LRN: needs X/Y of rank >= 2 alike");
+    op->p.alpha = op->params->u.lrn.alpha;
+    op->p.beta = op->params->u.lrn.beta;
+    op->p.value = op->params->u.lrn.bias;
+    op->p.k = op->params->u.lrn.size;
+    op->p.cin = x->dims[1];
+    op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->scratch_floats = (size_t)op->p.inner;
+    op->fn = opara__lrn_kernel;
+    return OPARA_OK;
+}
 /* ==== END src/cpu/opara_cpu_norm.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_reduce.c ==== */
 /* CPU kernels of the operators that reduce rows or dims: Softmax, LogSoftmax, Hardmax, GlobalAveragePool,
-   ReduceMean .. ReduceSumSquare (one kernel parameterised by the reduction kind), ArgMax, ArgMin and
-   CumSum. */
+   GlobalMaxPool, ReduceMean .. ReduceSumSquare (one kernel parameterised by the reduction kind), ArgMax,
+   ArgMin, CumSum, MeanVarianceNormalization and Einsum. */
 /* #include "opara_cpu.h" (inlined above) */
 
 #include <math.h>
@@ -14674,6 +15190,18 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* 
 
 /* ---- GlobalAveragePool ----------------------------------------------------------------------- */
 
+static opara_result opara__global_max_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float best = HW ? x[0] : 0.0f;
+        for (j = 1; j < HW; ++j) best = opara__max_nan(best, x[j]);
+        ((float*)op->out[0].data)[item] = best;
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     size_t HW = (size_t)op->p.inner, item;
     int level = opara__cpu_isa_level();
@@ -14688,14 +15216,15 @@ static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t beg
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     int32_t i;
+    const char* name = opara__op_name(op->node->op);
     if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output must be [N, C, 1, ...]", name);
     for (i = 2; i < y->ndim; ++i)
-        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output must be [N, C, 1, ...]", name);
     op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 4;
-    op->fn = opara__global_avg_kernel;
+    op->fn = op->node->op == OPARA__OP_GLOBAL_MAX_POOL ? opara__global_max_kernel : opara__global_avg_kernel;
     return OPARA_OK;
 }
 
@@ -15157,6 +15686,107 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* e
     }
     return OPARA_OK;
 }
+
+/* ---- MeanVarianceNormalization ----------------------------------------------------------------- */
+
+/* One kept group per item: y = (x - mean) / (sqrt(E[x^2] - mean^2) + 1e-9), ONNX's function body (its
+   epsilon is added to the standard deviation). The groups are the reductions' (opara__reduce_groups). */
+static opara_result opara__mvn_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    int64_t count = opara__cpu_dims_prod(p->red_dims, 0, p->red_n), r;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = opara__group_offset(p->kept_dims, p->kept_strides, p->kept_n, (int64_t)item);
+        double sum = 0.0, sq = 0.0, mean, var;
+        float m, inv;
+        for (r = 0; r < count; ++r) {
+            double v = x[base + opara__group_offset(p->red_dims, p->red_strides, p->red_n, r)];
+            sum += v;
+            sq += v * v;
+        }
+        mean = sum / (double)count;
+        var = sq / (double)count - mean * mean;
+        m = (float)mean;
+        inv = (float)(1.0 / (sqrt(var > 0.0 ? var : 0.0) + 1e-9));
+        for (r = 0; r < count; ++r) {
+            int64_t at = base + opara__group_offset(p->red_dims, p->red_strides, p->red_n, r);
+            y[at] = (x[at] - m) * inv;
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_mvn(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int reduce[OPARA_MAX_DIMS], d;
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MeanVarianceNormalization: needs f32 X/Y alike");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d];
+    opara__reduce_groups(&op->p, x, reduce);
+    op->work_items = opara__cpu_numel(x) ? (size_t)opara__cpu_dims_prod(op->p.kept_dims, 0, op->p.kept_n) : 0;
+    op->min_items_per_task = 1;
+    op->fn = opara__mvn_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Einsum ---------------------------------------------------------------------------------- */
+
+/* Output elements [begin, end): the sum over the summed labels of the operands' product, each
+   operand read through the record's strides (the naive contraction), in T (float or double) with the
+   sum in ACC. */
+#define OPARA__EINSUM_BODY(T, ACC)                                                                                \
+    do {                                                                                                          \
+        const T *a = (const T*)op->in[0].data, *b = two ? (const T*)op->in[1].data : NULL;                       \
+        for (item = begin; item < end; ++item) {                                                                  \
+            int64_t oa = 0, ob = 0, idx[OPARA_MAX_DIMS] = {0}, rem = (int64_t)item;                               \
+            int32_t d;                                                                                            \
+            ACC sum = 0;                                                                                          \
+            for (d = y->ndim - 1; d >= 0; --d) {                                                                  \
+                int64_t i = rem % y->dims[d];                                                                     \
+                rem /= y->dims[d];                                                                                \
+                oa += i * e->out_strides[0][d], ob += i * e->out_strides[1][d];                                   \
+            }                                                                                                     \
+            for (r = 0; r < count; ++r) {                                                                         \
+                int64_t sa = oa, sb = ob;                                                                         \
+                for (d = 0; d < e->n_sum; ++d) sa += idx[d] * e->sum_strides[0][d], sb += idx[d] * e->sum_strides[1][d]; \
+                sum += two ? (ACC)a[sa] * (ACC)b[sb] : (ACC)a[sa];                                                \
+                for (d = e->n_sum - 1; d >= 0; --d) { /* the next summed index */                                 \
+                    if (++idx[d] < e->sum_dims[d]) break;                                                         \
+                    idx[d] = 0;                                                                                   \
+                }                                                                                                 \
+            }                                                                                                     \
+            ((T*)y->data)[item] = (T)sum;                                                                         \
+        }                                                                                                         \
+    } while (0)
+
+static opara_result opara__einsum_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__einsum_params* e = &op->params->u.einsum;
+    const opara__cpu_tensor* y = &op->out[0];
+    int two = op->n_in > 1;
+    int64_t count = opara__cpu_dims_prod(e->sum_dims, 0, e->n_sum), r;
+    size_t item;
+    (void)scratch;
+    if (y->dtype == OPARA_DTYPE_F64) OPARA__EINSUM_BODY(double, double);
+    else OPARA__EINSUM_BODY(float, float);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_einsum(opara__cpu_op* op, char* err, size_t cap) {
+    uint32_t k;
+    opara_dtype t = op->out[0].dtype;
+    if (!op->params || !op->params->resolved || op->n_in < 1 || op->n_in > 2)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Einsum: the equation does not fit the operands");
+    for (k = 0; k < op->n_in; ++k)
+        if (op->in[k].dtype != t || (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64))
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Einsum: f32 or f64 operands of one type");
+    op->work_items = opara__cpu_numel(&op->out[0]);
+    op->min_items_per_task = 64;
+    op->fn = opara__einsum_kernel;
+    return OPARA_OK;
+}
 /* ==== END src/cpu/opara_cpu_reduce.c ==== */
 /* ==== BEGIN src/cpu/opara_cpu_sort.c ==== */
 /* CPU kernels that order elements: TopK. */
@@ -15464,6 +16094,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
     case OPARA__OP_BATCH_NORM: return opara__cpu_prepare_batch_norm(op, err, cap);
+    case OPARA__OP_PRELU: return opara__cpu_prepare_binary(op, OPARA__BIN_PRELU, err, cap);
+    case OPARA__OP_INSTANCE_NORM: return opara__cpu_prepare_instance_norm(op, err, cap);
+    case OPARA__OP_LRN: return opara__cpu_prepare_lrn(op, err, cap);
+    case OPARA__OP_MVN: return opara__cpu_prepare_mvn(op, err, cap);
+    case OPARA__OP_SHRINK: return opara__cpu_prepare_unary(op, OPARA__UN_SHRINK, err, cap);
+    case OPARA__OP_GLOBAL_MAX_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
+    case OPARA__OP_MAX_UNPOOL: return opara__cpu_prepare_max_unpool(op, err, cap);
+    case OPARA__OP_DROPOUT: return opara__cpu_prepare_dropout(op, err, cap);
+    case OPARA__OP_EINSUM: return opara__cpu_prepare_einsum(op, err, cap);
     case OPARA__OP_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_RELU, err, cap);
     case OPARA__OP_LEAKY_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
     case OPARA__OP_SIGMOID: return opara__cpu_prepare_unary(op, OPARA__UN_SIGMOID, err, cap);
@@ -16354,6 +16993,82 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
             op->scratch_floats = opara__pool_flat_scratch(p);
         }
     }
+    return OPARA_OK;
+}
+
+/* ---- MaxUnpool ----------------------------------------------------------------------------- */
+
+/* One (n, c) plane per item: zeros, then each X value where its index points. An index is
+   flattened (as MaxPool's Indices) over the unpooled shape the window gives, (in - 1) * stride +
+   kernel - pads per spatial dim; with output_shape that shape's elements keep their coordinates in
+   the (larger) output, as ONNX's reference places them. It must fall in the item's own plane, as
+   MaxPool's indices always do; another is refused (OPARA_ERR_BAD_INDEX), so the planes stay
+   independent across workers. */
+static int opara__unpool_target(const opara__cpu_params* p, size_t item, int64_t idx, int64_t* at) {
+    int64_t plane = opara__prod3(p->in_sp), lo = (int64_t)item * plane, r, c0, c1, c2;
+    if (idx < lo || idx - lo >= plane) return 0;
+    r = idx - lo;
+    c2 = r % p->in_sp[2];
+    c1 = r / p->in_sp[2] % p->in_sp[1];
+    c0 = r / p->in_sp[2] / p->in_sp[1];
+    if (c0 >= p->out_sp[0] || c1 >= p->out_sp[1] || c2 >= p->out_sp[2]) return 0;
+    *at = (c0 * p->out_sp[1] + c1) * p->out_sp[2] + c2;
+    return 1;
+}
+
+static opara_result opara__max_unpool_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t Pin = p->inner, Pout = opara__prod3(p->out_sp), j, at;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        const int64_t* idx = (const int64_t*)op->in[1].data + (int64_t)item * Pin;
+        float* y = (float*)op->out[0].data + (int64_t)item * Pout;
+        opara__vec_fill(y, (size_t)Pout, 0.0f);
+        for (j = 0; j < Pin; ++j) {
+            if (!opara__unpool_target(p, item, idx[j], &at)) return OPARA_ERR_BAD_INDEX;
+            y[at] = x[j];
+        }
+    }
+    return OPARA_OK;
+}
+
+/* The first index outside its plane, for the error message. */
+OPARA__PRIVATE void opara__max_unpool_explain(const opara__cpu_op* op, char* buf, size_t cap) {
+    int64_t Pin = op->p.inner, total = (int64_t)opara__cpu_numel(&op->in[1]), j, at;
+    const int64_t* idx = (const int64_t*)op->in[1].data;
+    for (j = 0; j < total; ++j) {
+        if (!opara__unpool_target(&op->p, (size_t)(j / Pin), idx[j], &at)) {
+            opara__format(buf, cap, "index %lld (I element %lld) is outside its (N, C) plane of the unpooled output",
+                          (long long)idx[j], (long long)j);
+            return;
+        }
+    }
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_max_unpool(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    const opara__window_params* w;
+    opara__cpu_params* p = &op->p;
+    int32_t k, d;
+    if (!op->params || !op->params->resolved || x->ndim < 3 || x->ndim > 5 || y->ndim != x->ndim ||
+        y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] || op->in[1].dtype != OPARA_DTYPE_I64 ||
+        !opara__cpu_same_dims(&op->in[1], x))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxUnpool: X, I (i64) and Y must be [N, C, 1 to 3 spatial dims] alike");
+    w = &op->params->u.window;
+    k = x->ndim - 2;
+    for (d = 0; d < 3; ++d) p->in_sp[d] = p->out_sp[d] = 1;
+    for (d = 0; d < k; ++d) {
+        p->in_sp[3 - k + d] = (x->dims[2 + d] - 1) * w->strides[d] + w->kernel[d] - w->pads[d] - w->pads[k + d];
+        p->out_sp[3 - k + d] = y->dims[2 + d];
+    }
+    for (d = 0; d < 3; ++d)
+        if (p->in_sp[d] < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxUnpool: the window unpools to an empty shape");
+    p->inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__max_unpool_kernel;
     return OPARA_OK;
 }
 /* ==== END src/cpu/opara_cpu_conv.c ==== */
@@ -22114,7 +22829,160 @@ static const char opara__ptx_norm[] =
     "00y.$tg'%md')y.*W#A1V4J7h/:0nY'[98]!#SF%l'1a2%U4C0ej#(~i',h'%wi'=7}i'*f#%fb$N0g#![$#h#c3]hj'$fk'!_#6R'%x"
     "a$=1^#1T'U4]yi'-~Y'1US!#nd!J7gn#<0}a$O2!t%<4t%,ql&+Vl'+_(A6_(D5i#$Xn!$g(3i#&_.G6_($Tg'=7[g'6_($q9$g(5_(>"
     "7Sh'(s'&jP'0s'$^<${'3Y%&R/O8!^]'+s'A1S/E1e%$h@${'2i#=1S/.}C&S^'%{]'7 s';1rr%${'4s';1aP&H1rDd72pQ!G6pQ!+s"
-    "`#W37^@=8{r%";
+    "`#W37^@O8&{r%~#group${r%+C7#{r%2KO10KO20KO30KI4ws%2KO50KI6st%2KH7st%F7U^+]63rt%u 250st%~ 589*st%+{#7%Y^+"
+    ">9hr%3h+1V!!TW!7#{)2^#O2%V!O4'e]+Y91kx$,bo%7 }]+B9^X$&]l%!Vz*;]u!%{Z%#oT!0xn%#^t#,tn%P2_Zn*,Tr%:5X9+vP(&"
+    "iu*^axQS$C-]p!;2c# D)9#Qj(3mz#[62oo#;2q^+'zn$'dX!%`a(J3f&(mr%<3h]%,gn%92Xe$'Xa+T23ne%!m#70y!%p!`3:w`##at"
+    "# M+PV!)Uq#Y29sP('Wo%!YY$9]XZ*%ZW+$sZ!$~)!nk% j'%>%iR#i)7, -4294967Q#+qy#%gx!I8}k%82jt% Vy#&Yf).g#,o[+;9"
+    "qs#$J;7c(%a!B8a!82V[!+Ts!n 2_6S([5:Xv'$pc$E7qv'<6il%A6||##b|#%n}#,Zl+#~V#$DA4Q,@6V~#`67}1<7zh(.:#[!>8Y%^"
+    "6:VR#'T-.}t!#Y[!G6xb!A4`U+`00x,S30pV#81u9,fX+$`X!%_)[30Sn!$u}#%H`24T#;1jR#q!6+-4R/;3wW!%w+!gr&'S/;3YV!!H"
+    "7!S/%G&ro!B4S/D8S/F9h#-^&%i,=9C)U/$yR!%c!83n]!-U/>9z*E8U/%Pw&.xU(<7xj)A7V/)sZ![70V/#ru#$DA0V/$nQ&#X!H3k."
+    "<9o](-:$V]%>4Z%a9:^-<6^-#Z+-R($y6$j'Z30w|&${~+%H+it$%m<=4`-D8`-B8S*!}~%)`-$m}! H7!`-%Y0&qV%C5gBC1a-^11i#"
+    "-Um+$p,$K[24a-B2c!83[c!-a-@1lC^11c-=5{!,9<6}!*c-#uo%<6^Y&+c-(wn'B7uW,$b^%#X!H8w,<1jv%.:#T/(n1 Ys%/d-V11d"
+    "-G8d-%e'$(Z31u9%|t+$@+rc%%l= 'I-`:$~w% ~-!~z$(P.$j_$%r* qn$)P.$f>!H7!P.$TW$J1X{+s!2_14b:F6i#-y&B5wH!~q$)"
+    "P.C4c!H1b: 4'u#-P.$|z#^32mQ,<1}!)P.$R~$<1df%*P.']g'#='P.@8jc'e83jZ!I8d:$db#([%J5P.(e:!`+-V(%f:%{*,dw(<28"
+    "1{e#$tX!!']-4}e#=7<F0sX&o 2_3Q%E6{t#T8,X^!/iT&#Qb!(ov!O5&pN#oj#F8iZ!X51Ra,x 318^!L9x[!;5il#%_!)j67(by$%v"
+    "i#%a^)D1[BY20|0!Xf%(Z4<2X2O0$Z4$m>=2ik)C9S(D0Z4.h#,R-X22xf* B)X4[23x4C2Ze!%^60qB'v`%92ai%2te,^49p4I7]^!="
+    "8sq++oa,)gw#<8='p4#[W$=8`Y%4p40]C#c&W90[%I1p4%ZU'95[|#-j(%T}&%Ve,K3m4&I3i0!(K-v/!(Z-4x5=6}30fU&D0l4*~_& "
+    "W1(]&A2pu&#iD#cs! u0)n~+#pr&.}3=2f~)+U%X32jy$v 326Xz!<1je,=2ke,'wy!#i#:4i#(Z/ c}&G1VZ&92|e%(_w!$S~#94tv!"
+    "(cT(<37&t',{Z&@9yw!${('Wh&0z#+xw!D2xw!<8c#!X$*T|&&ig%O2.b#&W#A5Rm!#]S$;1sA0_d$;3]^*.R=;3Rt,$T* VD/n1;3n1"
+    "`33]F<3R^'$gKb33e!=5e!H+[b!$cq,=3pv,J5g!>7g!0_V!%Un,&o!J7g!>9g!0uJ'`%%p!C9[4$ZE([t!)k+!'/oJ$i3=3P~!C1Q~!"
+    "@2QS!F2rJ&d-&`!G4g1'c,V6,o$+Qr##eS#$X_$.z,$gd-F7}IB2}IA4v=7/}I<3[j&} 528S)&[)b41u#!(+U)#z$!'0{<E5t'+rk!A"
+    "2{<A9PR(![Y#JteV(:5UQ#V98gg,$[T&B6]%r 569}V-=4x}!.el%)`b$v 342Q[&H2}{$@2nn(92|o%&U$'ey,;rXd!-ip%&Z}#-_]-"
+    ";4e=2rc-%W,*d=!Y^#Kni'$X`,$ZU',V[!H4j%)ie#W4:Rl#$td$ _$'Tl#${b$!<+Vl#$Pa$#|2r 101<#|%E0]l##ms$!8+^l##Wo#"
+    ";0_l#'kBV7,q!B2yW,`57sV'%^1>2w,&V&.pv$$t^!F5]n#]49bl#U41V')Z#%VA+bE#R/_27^`&p 2_4W$F6zw$;8R4,Ru!$_Q,$t,["
+    "80g1$b>F4ht-%oi%$AH8e8T82yq%D+Ra#$Ra(%~%D8pu!<5x8O9$eb!$}c!!P!0sU&92g~$)gb!$}l-)k#,^F%`Y($KD8ru!Y36c!a35"
+    "b6)g).Wa#%Rl$F8su!%qj$D5iw,$f~#;0}0-do#$Rg$&H*go#$ql$&_!0dS#;3;0ko#;3u!(T@q 39:f-$``($c9-f-$f^(!GI2vn%%~"
+    "t-2SQ!<5nP&I9RQ!%q](%jOa54zn%&H+Xa,(zj%&hQ&(k/%`](>3Ui%*k/$ny! H7#k/$uCb57za-s 2_4`c#$Ur-)k#-_&$kJ%Qs-D1"
+    "k/B8c!83U|&-k/@4cA_41k/=9|!,:%Qf#Y35k/$[e!#>t 109k/$an'$HY09k/#QV!%_!H1~T#;3Xh+H1;#z0@1jQ#J4mc#%Rv&H8yp!"
+    "%_v*%qZ!a59]e%%HI9e~#%x^%^81a|#%dq'%b*,s}!$gq'!H7#q-%H&m['C2pi!D4Qc#^39k#-a&$W}!$KD9w}!Y40c!83oy&.q-(~_!"
+    "F4Qc#%pw&_99q-%r5C7q-#n9$dy'F1^<$fT!%H+^<Y18_!1^<$rq-0^<$Ys!)`x!J4_c#>6d:1t|#%ba$$z'y 364va%%IZ98g`!T1,'"
+    "2ap#&cb% b.,V]#Y66R+!yB*c.%z*7&U;$nAb67YY&s!2_47c.G4l#-P'B8RJ#z{+)e.B2e!a36W;)z)G7e.(r#,;%[c#B3k}##~i+%>"
+    "#wi+*f.#W4%HC1X;X23_!1_{$;3_o*0X;;4|!)X;J8f.>9f.0gw!$[a$%{'D3[~&;5YV!%Ir 106g.#Y[! '/Uv!U24=0uV& o[!(T%F"
+    "9uf&<5ig+G0uV&w!2_62pv-J8P^!$^m!<7se(C8jP!%_j!_71Re&*kP!a72c3U20Qb&-T^!Z73Q0 qm#)c3%kx-O7%vS$$gV/>3]i)C2"
+    "cq!Z52c3_44l#-|+%d9(D*c3+k_!`37zS$@5w.^52c3@2}!-;3X^!$gm!$Wn!F2yA$om!%H+yAY28_!0yA%|m-1yA$W!(}7Z53X^!B7r"
+    "`//n-$c=F7qc&C1yi#J7_[#;7se'x 127[^!$fY'%w)D3{W''_5>9]^!,c3@7Sd,-mf,#c30z0A9|q&(x0[80g-,pQ!$~o!!I7#x0$kT"
+    "!>8_p.+kW$%k_+&Q&G6l#,g'$_Z'%L!D*x0B7e!w 382x0@7^,G6x0>9}!,;=3T'*x0%l~&$|B.]D;3mU#=1A(x0#Tx,%_!H3]D#U&a1"
+    "3]D$fq#)d5I7]D%p_'91yw#-c($Q9$y'z 383z.&I/z.<9z.G2tT.5z.%~n# v>-n`!Z85l+D3[R!$[Y$!I7#Ul%$]V!=8oEC3}{! ^Z"
+    "(n remT&G8l#.vj%(kx#F6l]$<1UAG3uP!=3n%#j#%h-$e+$|h(H4l+$lj'(tJJ6~Z$%of' j91b]!<8x%%S5L7o+>8o+'x*+|==8a:'"
+    "P]$)}=%hx!F8vf(Y39Xj#O9!cZ*Z39le*$Ts(B7dZ*,^a#$(W74TY$#e,Z1,JG0[`-92Qh'.x+(v3 eg,7 ed#7$[!*js!$Un&(yj+7."
+    "_f#H1_f#$zG/a',[w#&m&L1`'%{e$&JG0Yv( d#(n,G3t1D7qu#$X1$e0D7j]$!ik+7%ee&*zZ&${=$TQ$H8{T)l 33]e~(3Y[*!^5/Y"
+    "[*:2mu#`34Z[*;3i`!=3z8+kx!@6^Ec64}j-$U'v 243Pk-a2__i-:2[6Y33X])<1Tq!D3_t#;1Qi0$|y#H1s!#kQ!~ 142$Vk*5a(A2"
+    "n7M6^])$U(!'4Qk-)V(+Rg!@6}[%=6gw)<e}5G5PT$2ob*7%y-7!][* Z#Vf7o1*q^)>8fb*G7[q.*^[*D3fu%+WX&%Wt$>3co&)d+#V"
+    "_!$|'&Uw$;1S_!c44Ww$;9jQ$/Sn$A9x`/`39em!%g#G4l$=3PT0$PS1*eX$$iy+,Qm'$U_!<1TW!s 94;wZ$%o}0&wZ$(oH#_u,&b{+"
+    "+sk!H7tv#)U=Y71lX$=4{P1(lX$$aU! <,lX$$cc+$Ux$C7<#t9)w_+(YS1!8*lX$%j|$D9lX$%nU$#d^'O0#q-)]CH5]Cc72Qa-^39l"
+    "X$^68lX$&m**Z#$ou!Z51N#f~*G1yb-o 2_8yQ!^73lX$#^y, d#,b/B8{,![y,*~O$nQ!G9Qh*C5o01Ry#<1Y{#s 153mz!;4}x'%U&"
+    "!Yz,(t[!=4aw'7%sj!$`[#!P!G0[[,s 2_7}w&%b_+)l#-Pw/$}Q!%[]+D5j]&%a~#%wb+H0sj!A7p).Tx&<1WT/F5l]&<1^.Y53sj!$"
+    "vP0$cQ0E5o~%$o)&H*r~%#TT-'_!0u~%%C0`k!$}R+@5xCY76o]!<4WT(%t9,o-=4Rz'/am(A6af$a40qk#S40}Y%w 161nz!<4`s%<5"
+    "az',]P(%fp-%Ib68mx&=3x/,v/C7e, d[!*v/%~[(7%rW'%]T0=0rX%C4lk!D7kh$&{h+(l#-d&$oe!$L!D*v/+R%`40yW')Uh&G7mh$"
+    "%pk+_63v/&g$+v/#jB#>&e_-(v/#jB%HC5v/B9_!0ay%%;0Q[#%u!)j%1Uy&m 410y-/w-%ht&$y'E4aV($nm#%IK1hx!%|k) q<,hx!"
+    "<4tn&%i*C7zf$<4~T*g12%z-$k==1eX!C4|l!D8zf$%Wf$)l#-g&%g=>8D*z-+l.`41aW%@8|f$G8|f$$y`$!}!-;%Z)C6Tn0$jm0#c;"
+    "F6r<$~n*%H+r<#]h'&_!1r<;8a!0;#Z/)l`!b82z-(u:0y{!<4ce%$|'[41v:<7aj*%{)C0uz#$Td!M4^Y$W79i.D8i.D7W+D9i.%p#7"
+    "&e;%Us,'e;+Vn!D8rg$&wR!(l#-R'C9QLD7Qf#&g,%i$0e;@8tg$G8tg$%}S+G7Qf#%d`$Z58i.#u8#>!sp-,i.$W-=7A)i.B9_!1e;$"
+    "z/0e;%q/)ui'1ug$o 420i./`Y$T42_^!$P8[20^^,$^($I[17wg$$qv%I5`Y$%yr!=5],+~w!@7dP#F8fP&$ys1&na%C4ls!G9zv*#y"
+    "l1.r^!r 422r^![90Y~0$`>F2{Y%Y19RQ!I2|Y%=1ck)E9fg%[42U[!C9gg%;4|S$!I7#e3%H'W(+tt!Z89e3%ey$)l#-}+%fS!(D*e3"
+    "+R%84~b#.ow'({|%^89e3&so-/jg%K7r^!$d}%$kS).ww'#wz-'H+~A#la$&_!0~A<6a!0;$_!)Px'C0r^!$TX$&r^!.o-%m2G7o-B9o"
+    "-1i[!=4UV$I9ng%=4UT#%ka-K9a5&IE8Z_#$x[-&gq&^46e3/S{'&iZ(C9th%=4Ti#$Wp!D0yQ!${m#!I7#y0$bU!=3cq$C4o]$[93y0"
+    "G5l#-g'$n1%XT/D0yQ!C6k1`43U[%A9_,/Sk#@7}!-;&Q#+y0#gC#>F1_{'$nM&H+`D#kd$&_!0`D$rg+1f{'$hE)ad!a94`DU34|.0z"
+    ".%W)$lX!d34z.N5z.<8z.#bY$g48+z.>9w>-x`!%`R&&l+,_R!<3U.7%n[%%|h-=3n[%C4l|! g|))bY$_67l#.h-(Yr$G9XZ%%ov*G0"
+    "xP!%sz' iO(bY$$yP-$W^.`80l+#c-)Rb!b98l+>8j91g]!%{n%<6|'L8o+>9o+'x*+}==4a:2bY$<4Vi!$m,*]!X2,VP.O1!|y1g42#"
+    "}y1+Qm+)wx1&To+*fd-%tF%z}0E6uS$%Qt'C5uS$D5Tz!0tW#W10RJq 69:Yw,e04by&<5vS#$tr'0yo/=3fj1,uP2#sc2&gj1'}a*>,"
+    ">O40~h#H0~h#A0][$#n(<6md,*g(%s'M0g(%uY$Z50nb$+uC@7Q(a10Sd,$XQ$^60Rd,,{V$!hX*)Ui'L1SY$$X]'B1bi't 102QX$$m"
+    "`#%QX$:6o,-i#1m]-J8RX$;8xo!E6RX$#Vv$$RX$I8s!$nq2C8Ud-$cQ-#tQ$O9 RX$B4s(O4 SX$=6g$.SX$U53<$d2D3s&)av(;0vi"
+    "#*|U$&W{-F0_j.92r_$7#T~)G]Q'O48VY$,Yj/'~},]54^H#s$!^$$Y&D4Y&F7hm.O5&Q{)![}'*{h,$~P-*Uj0)pQ- pk#*gi,T61f~"
+    ",'Y7#nP-<8nx1(W|1<2b`2/`;A8`*#aY%*gP*g50&e%1_u.g50&|S*0Xa4g22&{S*G5au.g53)w((f7!pd!&YS*){K#a1#be!;2Rd%1e"
+    "t.<4xf()vb$%Pt.$ha$ o!,pt!&Wa2$S^!_44Xm2#R/!Yz,+q,&Vm25aX-P44V'*r0$u,&Tm25g%%oj(-kL$`O%cw.%Tx.)fZ-&b..]$"
+    "<9]$+|e+$Q/&~n2(~.I:[l$D4[S*O2 [o'S21[BN2e^*$z^#X28[v( xU..cn$%T`%-v^*$vm2)XB#Se!$q[3'vn$$|Q+b88vn$;4Wg$"
+    "/x]+C4bi2G4{R#T21}!0ub*&X)!Qj2-my.$_d.C4VM;2Yh&${! H.Re.$pC<9Ts!D5|^) yE(nm$%fV#B9om$$}l(G9]v'U92S#!I/Vm"
+    ".!D,V!=39*pm$'wk..lc*$]{#G9nc*({^3%3@7im$ ]&+^R!D1zj(#gk!#s$g514P#'W//cl$x 223f*;4cT$%f*Z22m~0<4fx#/xe1X"
+    "22]X*a45Ve*S22{s#t 224o^#%hX$$Y%82cd()un!%km#O5%Uq#&H&Uq#[58{x),dl$%Yx,)m#-WP3$wi!$L!D)u|!%Ul&$e!`45]p!p"
+    " 116s)/fl$$mT,!P#-;%Q^.*Sl):1Si($>^19Th&;9c/=6A(w|!#Rw$&_!0[|!$|_#H9Th&$p`#)yt![11gl$$[T$&c7-s-%zp#F6to!"
+    "B2{w(a46{w(<4}]-J2fv(<4zh#${)]46V#%8$II8|`#<2~Q#[22z/%hi#%h,D3_{$<6uo/7%km#%TU$=6km#[59z/,hl$H7m#-e&$mK%"
+    "^P-D3`{$%ow&<7n(I6z/*o8/jl$%xg#F3b{$<2gR%Y72ir-#^R%$>]19Vg&:2_P%$HY19Vg&;2Wf(#_!`20Rm##W&'y`#);#V}#A0Xw)"
+    "J1kl$U67}-0{-$]P#<7`++g[&<2eP#$IJ2lV)!tY'%y<-q[#%pr-%l*D4kz#%qn$O6%Sc($`4!P!$uX*,Qh)D2ll$_76m#-Rk3$`E%{Z"
+    "-D4lz#Y77e!I4ak%!Pe'(y#F:c-(t#-;%S0+iP.#aR%$>F2Yc(:2xQ%&HC4~-B8_!1z<$Y!1z<$|!)z<J2ol$@7}:1W`#&sD$v`!,Ud-"
+    "<2uf#$I'zd''gW!$'2ol$<2{i.!m.,ol$&~8$Z+[50m.%{R07%m;%]B=7m;[61m.,pl$-x-H5px3C6^LD5lc'%RY'$Ia47m;)gd)v 12"
+    "4m.>9P#,;%[b(B7]z$:2VS%$>F2[b(:2kR%%H+[b(;2^h)$_!1[b(;7R#1m;#n+)[b(b12sl$W77m.0sl$<7p;%T.,Xw&<8`Q4$p;+~t"
+    ".$z]!!'/sl$$Zu+=4zV!D6q]#+W%.ul$#VL=5pt%_63Zf!-V_!J6mh!<4]p-%V_!C6Y[-T48r=.jz&Y26bQ!I8}g(<2pk%t 262V_!%^"
+    "x#%Y0-rk%<8{!7%{[$%da$(qy/,}X#D2wl$_83m#,R,%D%Po--sk%%s^'%V_!H8|[$A1uj)^12yl$<2bn+/uk%b21V_!%tx!$lq).Vh("
+    "$rx!&H+ZB$_R(%_!0ZB;8`40ZB$Rk#)Vh([13zl$%Xs-%V_!.s-$q=F8Tx#Y27Wy!I8UT*<4ot-x 270V_!%Ym*<8f,K6h5&I.~^$=6h"
+    "_0#ux!_65j3/Q1&eG[62~0C8l-D7ZR!<8Rv07%Qi+%hc$=8Ri+E6T|!,|l$%}j')m#,i'$za'%L!D*~0B6e!a49Vi+A3yV+_33~0>9P#"
+    ",;%oj(B8~l$;2wn.;2]C.lD#wW%%H+oj(%^z!$_!1oj($SU+1oj(%Xg#)d@J3Pm$%fa)v 270P/;9bw!&|{*K1P/&I/P/<7P/#Pm$g67"
+    "+P/%e_. R@-_a!%y|-%p+D8pR!<9eT17&Tj+%R%'Uj+,Z}!D3Rm$&~3(m#/m-*Q9.Tm$&rS#G8ZQ!%yd(B8Tm$S22}*$q+0gv'#_$X22"
+    "e~!J3Um$%RZ4 t91|]!%ev-$T&E4pq4&t+>6t+(}*+Y>=9l:3Vm$%Rq-F9U[%;4[s!$fFg98 gx/^49Xa-#pw/@6qx/E6bi$%|g#>7T#"
+    "0Rd3:0Pa-D5e1%[o!<6wP!.ef$,C%ef$E6j{!)qJg40'[a-!d$O_!fj7+C7$[a-1K2lj72KI2eQ2E8p[-]29p[-^34o[-g26+n[-*y#7"
+    "$n[->1xi73y&0U!O9%T!0tX$!fy+7#]'7&i[-C1TU1O7!{z1$yp%5T}5/qn,>,>]d2s^-7 xz1&q!,R]-G3wz1>3wz1O3+wz1${o)+hw"
+    "#>,9F6vz1B1rf1$iz!H,vz1$VU7M0vz1[30Q{0e28jd7$[r(.]]-H3tz1$wR*+_v%@3da.a12rp5F1YV'$UC'rU5-PV$`5,rz17*]%%S"
+    "%7.ft.<1fj!K5_d7#v~-c28^d7$fP.O3+^d7X28r!)[d7(X%B3qo7*g'%tI*V!<0p+4[d7a30Rh,>3g|1O33[d7I3g|1[8,f|1H3f|1#"
+    "ii!-}v.)sr/C1|q.%jw./Z_)){P/a17hp3$Xk%K8eb7$vX7K8db7$xe4O4,db7X15s!0cb7%V{)$ea/1]g3%|n%4cb7$wh4L5cb7=1|a"
+    "47,cb7$_b.=6et$,cb7H2P/$VW!=,@,j/%^d&6{%$ys%d20cb7$p_2L7cb7$@O8.cb7$[n4=8hg.,cb7%vg!0b%$oDM0b%%Zw&e21cb7"
+    "#oj.M9cb7#dQ7O0.cb7X28v!/bb7$X*%Xk71bb7A3XH*nX+G3gU2>3gU2C3gU2-c@&Q!)t_,#Te!E1wV,g5,&RS!/eU2$fe!O4 V~0N2"
+    "dU2!{f!/Up%W33ss)1bb7b33fP+@3]a-z 3_9{a7$c!/Tt*93We-._w(2QU2#Rr&E3Qy(%P~)%hi+.o!#~P#d28za7$Y}7L1za71y}77"
+    "!za7+v!7 za7$W*@3x-M1{r%#{)f33za7({)+oG@9R#e2:Za77!u.,Pq%,q#;7`+0lg593db-4k[%$bb/+`f8&kg(-uP$@,U!J2jh0:2"
+    "i^/)T5O4'np3frngp3#;7$`p3*D2~k!+DO2)DO3)DO4)DJ5gp3*DO6)DO7)DI8cp!G9xq3E1dp!^76dp!w 32>Vo!(jp3+r)1Up!L3N1"
+    "nw%L9M1sX9L0M0zo3d31MH4M5u%0`z%M2x#H6M5x#H7M5x#O8'et!O3%fP/F1zr!%uE(xh!A3mu!,Qp)%OWadkS.@1uc&%m[)+zr2>1W"
+    "a.^29pt!Z4_oP.$`_9%]i5'Y@$ma9Z, ns-%R_9!&:6S!(`Q/U37|t%*lC,Vz5!fc&Wzi[g4'Zp8-q`3'Up8'd|%$fj8<1dl8n absPP"
+    "*#cT*(Z( iI>nt()jq#>4V((Ym#=fWw!$Q%+PS8+](.Vx$U4_sN94Ri-3hc1G7ub-)zY*I2Qu1:,y$,X!B0wS/(p#1]V*&Zd-!eb!.yD"
+    ";3Xc6c14]^.!'I6t#$'H6SS0#pc8._]!F8v/*}v*94j~-.j(@3y%9:Qh&${}.#[u!*}Y5%d_!1[U-%<*c^$=8a^/%ps**fT3$uV!-co4"
+    "@2Wd!A7_W#$_p9*gX->,80w%(v%s 14:^/$gn!D2{q0+E<7c}!m 0f7Yc!(ag!#ps!#yk!G7Y_*94Rs--]$'rb.94{T.%|*>fjh+.m2)"
+    "nn3<2P% &/i{6!U[,=xz^&(j{6i%1390950[S0 r[!Hbs]/%r[!'h^#'v]/u(2147483647i6#Z(#k:=8Y('W#@8^_/!|m!%V9>bUa6#"
+    "X^/.p/@0j'a5:]b6K8o*>9e+LBE$cp!C5e+ f&%hc!#Q{!#qs80hi!#f$$iD<ux!I2T.,P%#]R#-zi!(r!'k$H3k()iY7<9p!)oy!*ob"
+    "0#dz!;2ft$q rmiTm6C1ki!'`%]4,A'S##])R7F 'rh6!{i!7#w*]3:kR!O7#gT!-di/;7aa#!_l$(bT*$dM;1u^$)SX9G0x^/$~T*F1"
+    "R9#Ut'$Ta,*Wk&S2,Y! ~*UinQa+=,W!^69p]*'gr!-rt6G9{d*+h8$PX')bk9Y12[%#dv.0q$$cq2!Y$*S!#cV*'lj-&o6;1`v40Xt#"
+    "$cy).Pp4N9nk4<2r$,al/84XR#(S$@6Y'D1gW!)rt4;3vH0Pq2#S&.[z-A1Qi61]p7=3lk)/~q0@9xP41|q0*}%0wQ#<5m'F1me/-l&>"
+    "8fm//l&#hd*O8&l&#xR!/xy/)}{+H1fW7%a^/e17l&>2&C1x^#'g&J2t]4U15`v$7 g&$ap43g&*U]97 g&<8rx$I4go#$g&O8 [T(e1"
+    "9g&>3&6g&(lP!A8gq*_52e5%]f4%a40iz#J5jz##f7.vz4%}g!'T#O4!](V73V($J@1wJH0Ub!#~).z|1A2^^)I2Vq4@4qm#*i(#Y^4%"
+    "_[(+h(*{V#=2fP75nd(^22P#(pd($&I5g|/f22~!%Uv#.sh1%o_9(&J7|Y#M3~!<4rs#L4j.)XW4+Zl.$hU0#&3VW5.Sf!U8,A^13le/"
+    "@4Vj4=4Z|/)df'5U4#Zp#/qm!B2ap0I5]b1%{]%.j&#de!>,u&!Pi/'ts!<3p_!+Ra!>9jc!U00Xf$'Wt'>2AY4Bv]!/`T(#ZU$+{X$$"
+    "fg991rW7*zj($M-e}8,vT4&e}8q)-1060439283Vi'&^m4r%-838860d=U8,dw4A5qk6#q|'<rYg**Tm!#{I+hW9$uj9<4kG0uj9$w}'"
+    "<7nX((RP(<9oY4)na!({z+>0AB3nn$4qc! T](/Rj9<1Rj9(|!)p|'*dp1#dQ7%ij9*:(o`9Y53{W4>5p!B5SS#)Wz3 Zo*'Sb!$qP,-"
+    "vR7%Qz3(s!$TP%'D@9pY4G8lw(q&3B52E7DB:#Qe!t%A2C32E4TP)(Pm3$g]9+gc+!U1~&3C93BB73!fn3I5P`9#p*t%DF6384F_!(lp"
+    "8$_!D5W&$o`3<6zj((|!O8#^c9>9_*T68]X((kV3>0td4E6cb4#U`3)_!E7y0$h^9(Za9B7_n7T73Yj7t 5E3P)@7r-%Z`9*eY3<5Tf3"
+    "x#0f404o3'a_9%z#F7Y#>7mg3$`#$vW#,p_9#h' Pr&(s`9A9vh3'T|+#hY3<8u]9(]V9$l]9-R!>2c_3%ou6'=>3p!B2zp(%UX32Z[9"
+    "%R!%YX3+D#Wa)@2D<5p;)Wt!$g[9*Q6$~V3A3xV3*T[9<6WV3'm+#^{:q&3AAF85ED:#Y4t%91FCB8E~l2&sz2&w|2*Y4;9Y4z$1D985"
+    "6TZ9@2_!*Y4;9Y4t#6357B[2$zX9@4_!*X]::9bBz%E75FDEC}p2@6_!*qC;9V|7i 317Tn&,}d2>0lY9$`!.tu4&|X9'F&pj- `r#<s"
+    "t*#V|4#{b9+gw$>0Tf9)aa#'VY# e* wd(k$097152eKc10W{4r(2130706432jY9&Yx1)yk2X3,[%G2gt4;5Vf7(}j1&yx1 d#1r[9+"
+    "oh8&g[9$un2*}R!#pn2d83vW%;0nq8W18{[#&uS!#PU!`83u'(`o2)XR!'u]#1hX%B4qo2#jX%F1[`#>3l]#'_M-mw/)y^#ZtuhW%,Yk"
+    "#-jw/94mQ5(`'B5[[#(q!I5fb#-gr/#q!.al#@4y_!$Ua&(g]!>0nk#@2xk!!pT5(po$&`g3,po$)jg%]27kd)%tp2&m20`p$I8uo27%"
+    "Zz#G7Zz#+Tr!)ty#O3&Qr$|#preluSr$&=7#Ur$-FO1+F2Yr$-FO3+l!H4[o$F1Ub7.ey<G6Yo$w 156Zo$(wg#.y&0]o$f71P!1k`7f"
+    "72P!0bo$f14O1ul2f73P!B4th)c15ui$b16vj$!^Z#1^j$$]s+#y^#<6na&0_j$=6zR#,_j$} 5_3sT%>7|Q54ro$$gP.N7jb7<1_k-&"
+    "vd$v 5_2i~%;,lg53zr4d62zr4>7vW9.pw&(zr4-p{#:,A7!Si$95lg-4Q';8Wb./Qc)&ex4C8Rg)!`],,Rg)%zV$)Pg)<4sf&.Sc)@3"
+    "P!,ls#95hY0)~b);,mU:'Rs#<5Vh&H-Uh&$[k'/R~%]20pj%<27*Xi&<6g~%.qb)<4oz%J3z&)3$cz*F1ws#Z5_ae'n 63,R%.ni&U83"
+    "h&-o^&<4V&,hh#$ug*<7gi4+QW($Qr$G-Yc9=8bv%0Yo4$V{/+n_&%Pn4/n_&$wl/%x#O72k'%b'H6{^'%P{*!gn<'^f'$x['%g!B8Zf"
+    "'%}m47+_^2J8^^2D5nj2<1m_/'d#+zz&$Tt'%IB8Rt'q 140`!/Qt'>5}r%G5jj2${l&F8[g'%l`.+fh(&is. [!-us'#]k&<7=(rs'@"
+    "9X!/oa+$r%0g{.$v%@2Y%1vS)%js'_13Th(<9vS$>0UU0.lT$%Fg55!tv2t 137ar'$`r'&u*+uv2(]p47(b]2J9a]2E5bj2$q}-*f#,"
+    "Y&%to-=1B*V-B2b!_95V-@1fF/`j2M3sv2=3`$*}V'>2Zz#E3z}+$pS&=2mT%'Vr=@4X!H3n,A1VT%*:<2`h%'h%1Z-&X+I8Su'<9h~+"
+    "$pR&2rv2O9*qv2!]-+`R)&{l-'es2)]-$y)7%a9%cU01t^2E5ni2$Wr9*f#+X&%fg4%K,ov2&zb,%}-H0f9'zV%H5ni2M3ov2%iAg41#"
+    "{Q>7Nf~=$w%I3i9#k.(i92ni2o 101`-/n9%wi4&n'J0pv2%H+Pv%$oZ%7'nv2!{-,pv2&cq4<4mW2*}-'to47%^:%ag4I4ij295ze7*"
+    "dGF6i#-y&B5vF,pv2Z14c!a10a:@8t).y^(M4pv2%w/B4ek(=4}P%$QW.*vx%(TQ%_40~}$$X!0a:#w%e42`_.A4a:a8:XV!!(D-uu2&"
+    "sM;8<0]/)m;0V}1&fs4%z(,dc3&^o-I0|w2$qZ#I3~`)=9;D2vV!'zR5,Qp2>5[z395lR#1vt73td2#kd!-nn=!o2H1gy*;,S}8/xj8<"
+    "9_W%J4Vs4%`]6D0Vc)%Zl690Z!0ji)%Ui/D0sa)&wp8<3]p)+R5&xp77%ra)&ar8J2hp795SP&)T5^50k#,p,%nn6%lw2+^k0%YZ.&p6"
+    "_13T5'XR&95SW&,j4'o#,9I7p[!${g,&vo=+T5(UX%_46vS%$X!/Tw2$w%H4qC%eT%([%0Yj.$id%2qw6=4Xw6+wx'&dq5.Zj!%ae;%v"
+    "r51UX0<1]p'G5xQ!&pr0%P*c18Y6&IF5QY7;2{30Vp2#{3.W$<5|c,.TW4%Zu0=1o[,+}0%}f-7&gX3%W/'hX3C1uz![26}0F2k#,e'%"
+    "ie->5hk;*}0+n1G1Wc&@5VZ;95ri2+d0>5a_;,9&b$)}0)d^%[51}0'{[=#=(}0@5X!H4c0$ru80:#p!(bW!I2pW0=1SX32ZW4&xm0%m"
+    "',UX3&k.&I/k.;4k.G2kw#4k.%o]1F4`X4%cp0%[+[64k.%tc07%nW0%s]7'_|0C1Sz!C3nW0=1{y.'k#-V-@3g~!F3mW0$de+F6]`!V"
+    "57Zu.'Ra)'qw<#sQ=.b+<4eR%'s#2b+>7b+0g^!%q{#%w%,_n;'b+>8b+'l**x}#%ei0G1`j+<1R`!%uj0H3tj%&el!%Wl.&Rh#$%(lU"
+    "! bu)*o#&mx,-m#%Rv(%_v!3Uk7:3`q'*nr,!Rd$CnwR)'P|4<1_Z#1|q#U6,lb8F6Th##>+}q#+v{!(^y!O3']t'}$shrinkU{@&>7$"
+    "T{@-G3S{@-GI2rp'.GO3,G2aR$O6)Qc))2%Qc)I5lq'(jy@.~&O]$nr'/Y'0bQ$O3 P!H2Pm'7 OG3O7!~!7'Ro5g12&Rn'O1)Rn'!}A"
+    "1[T$L5sS$=2{U3%Uc)J5rS$W27Wx%)U_!Y6_cW%#|u&/{V$3gi'B3qe)-fr3^3,ee3@1_h#G3i{#_18Q{#$aV2*]^#>4nw#0nz(J4TU3"
+    ")S{#+[e)(Ps1*T'0~a)$[T+.qm&A2{]8`13[i,${&J4ZW&&X!%o#O3-xb)@4yW&+_z$#q|%(kq0(qB#b]&-Y|$=4;B2Ps,+S!&qz$#re"
+    "%-}}%+cU'=8TE!b^'7&Qe((y*B7|,0x[&&jx<0Z(B3<)W,2h[4,Y~1B5X,(s)E4We)%`v'F3Sq#!h33ob:)WW786RR$3}z&O29}z&@9|"
+    "z&+b,#zR7.b,#P_%J9c,=8;C2Xr6+T!(}^'%_~$+f,,ki@$g[%&_R%ap7Zj)'eu)0xO$yZ<I3j{&O1 p`:&`j)c7]sa&/n2)Ui)K3ze%"
+    "G1r2$vv'0t2'Pg)+`'D1``%>8X]-#[_)J9eo)=6U&0b'$ZW%H8ii$G7~=(qd)J3Qn)O7 f(E9Rn)DlZf%/s.(_c)0g(>2=*g([21W!'x"
+    "U)0Y_(1tQA@3PS(<2uf%0]n)O8!h(v 20]X|:$^i2H3S;A1Sp)2hq:E4qk)'}'>3nf(M1Xg(L3pSA/f/$ug(0f/'}RA,}'1`U*$q#B7`"
+    "v)+UQ'O0#}''hh).RC;4}',fd!G5qR!+dA>6l>O7&ed!x%dropoutbd!$;7#_d!+DO1)D2hf%+DO3)D1Rd!@2oe%p$16 %rsfd!$Sd!G"
+    "4{`B!mS7.X~6'Pa!,p&1WP7L3NO1%l`B,U'0oV)L7M0qU)d28MO4H``BO3%at;B2SP7(Yb!{ 28;ys*(6L9US)L0Re!$Wx/T9,tQ7b30"
+    "Re!$SP(.Qe!97Tw3,`l2&cf'/bo*7#s}(B2Rg*(ep$A1um#(`p$$TV$*Vr(<4Xp$1_V)-{W>>5vU)+R##t{!-gy*<8~e$F3od!u!7_27"
+    "Wz1(pg1,se%`7_gb,<4yY$)dT7A0zS&/xX>0|s#B5Q[BI4nv:'hn$&x*3Uf!+`,)uwAF7ge%Z7_Ph588b8%ZQ5B8sS)Ru8689iAn rs1"
+    "|#E6zT;(|^(^28ma!T7_V2#u:$mW(-]#R60]#>2]#^8:S}A&w-/`)%_R41w(%'2g~:H8zz*&Rp15zz*I8lV%W7_a*J9zz*I5`P(@7_]4"
+    "B7dd;(ts'*X+B8`!G1Qz1`25v/A2e{*+zr'#a,@3yr'0UlB&Y!.p*R27p*@3_%J2za;*~,C9_%/~2a28_%)_x+C2W.K4W.;2e0(Q* uP"
+    "%(]P#+X.,y>&hv8'V~4C0R%L6{iB,rT!%nf)$Wf)/b)%Vq5[1]Q}5)Vu1H0z%R32z%@5z%.b5W11a%G8gg$97Ry$-a%I3a%)XR#Y33d)"
+    "K6d)#Wo#o rs6h$*m6$b]#4d)(j^5%d),nB/md5$PR3I4knB%]y4/d)@7jnB/~kB'uoB/z%$v1>7z%F2V6W13a%G8|_$=7mQ8)a%I8a%"
+    ")x1C3x1L8d)$x1@8h$B2d)>5d$/d)>4`j&%d)+eE0{H$y]2I5gwA1Yv8#d)%~u.,x1B4e[-1x1;4x1@9z%F4d)@5a%G8gg!v 7_2Z6$W"
+    "V!,a%)x1C4x1c10e);4y1'ke(97Ph$-iH&rs$1SP$*[Y!+]F/We7+gE^27dU%C7PHC1vFe32{T%,^T!*~)0d~+0_T!B6`,(b; k`-7)r"
+    "S!G1jIC1kI+qb6$uS!%_o;I1vS!;6k-@1wS! cb$7,kQ!$mf$=2`{%/U&%U[$70PQ!#_}!(P*+WJ@2[1F3vn2#fy!&UQ!f20VQ!G3hhB"
+    "F1l(C2dDN3X_=,UxAA7k+1j]!$et%x 47]PW==2Z!/c3;8a*)c%*go6O2#sM$V_#*|%+_E0|~C$ZY.I3{{A%m`-0|%){{A/_Q='W}A/V"
+    "c!;1|%(XV! aT-3|Z#/|%>3lT#%|%+zE0d|-%}w21yS=%p_A0|%-yS=+s^%=2Z!/|%%_=(oW!&VT-(Q[6K2uF$v%)uFC2uFH4Ta@<5{q"
+    "&/rQ=%Pj10|%D5qQ=2_v@1[O;5[O@1_<H4Z9K2]C]25]CC2aG@3v, Uo5$z^#";
 
 static const char opara__ptx_pool[] =
     "ho.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_pool2d_f32(\n.2u$m .u64>9_<~ _0,+"
@@ -22152,8 +23020,86 @@ static const char opara__ptx_pool[] =
     " ^!A6^/Y6:[.@0pb$/Yv#^06j|$Z10lQ!H8^$(nx#[2:VP%#ft##|t$;6j#(V$Z18V$l notT>$j>C1R!;2yQ%$s}$:9z($Ua%>,C,W!"
     "#Vd#!l+'ey$S18S!:1fy$*W.#U. C#W,+rd#@4q(v2:\n.pragma \"nounroll\"^3L9]3#bw$$^3E9z#$ht!>9Q1$Wo#*ah$){/![x"
     "!H;s,Q10t,~ 41;#h,)TZ$=9m&^-1Rq!,Z',j^!'Z'%w_!&q^$;7k)#UW!J7tZ%)u'#bJ!s'%H^6:G#Sc$1n(@2n(]11o(M8o(O2#o(J"
-    "8o(:2o(+uH#_t!%{#J3Z!C3Z!$Q0N2z)$|X%#C+ym!;1YKO3!c#J4c##a1#}!,v!$vY$O4!v!I5v!$V.#}!/QT!.m9+{Y!)e<h(7:\nr"
-    "et;\n}\n";
+    "8o(:2o(+uH#_t!%{#J3Z!C3Z!$Q0N2z)$|X%#C+ym!;1YKO3!c#J4c##a1#}!,v!$vY$O4!v!I5v!$V.#}!/QT!.m9+{Y!)e<{'7:\nr"
+    "et;\n}k`&k maxgD| idxr`&.F7#y`&5NO13N2xW&5NO33NO43NO53NO63NO73NO83NO93N3cb&6OO14O74w*O14x*O14y*O14z*a16m"
+    "a&]14ma&G4ma&^66ma&`83ma&>1Qj%6p30ua&g15(X!I1X!O6(X!1vX&g20(X!I3X!O1(X!1VZ&g22(X!1~l%g23(X!1vb&O2)a)1}b&"
+    "O2)a)1Uc&O2)a)1ys%g29)s+1k*O3)k*I1l*O3)c)!zj!7#nb&$hS%6ob&$ux$0A$VNF5ys%)QK81kU$0dc&%FO4*dc&!_k#1dc&!_k#"
+    "1dc&;2ba!#kl#=2jw%1h[%%M#ye!)]k!y!1_56fc&&|O/l}!$_R!.9;5~b!/dY!@6dS!#B(y%O7 xc&)s%E7xc&%V[&&n~#Y16q%.zc&"
+    ">1zc&81zc&(ia&'Vb&+ia&X3,>'`!X8:}R&W57s(M4ZU#]57v_&#{e#>6]U#+pZ%=1Z$*eu!N3k}%t 236k}%#Xi#R23W~!Z21P,A2dm"
+    "&%^Y$!TU$'[_$$VY$ j#*Rj&;1b^#%AC0n!=4Ue&)T!=3n!$T!-y6O9*y61a^&O9)qB!pa&(h*#W]$%]2 ^5(g]&;6_R#=2v1)c(D8Xh"
+    "&7#s)$a)F8Z*/6$i. 6%T* dW&*T2&mf$$ZZ#+wr&%tf$>2dm&'R#$vr$/if$ ].1_U&(f['7 vS!.uS&#s%$c=C9h`&#Yz%%ua%-[!)"
+    "eT&]22|Q&%ul!&^s!Y22l0 {Y$+g'$yx%%w*C4`y&@3T,82VD,_!A2{e$C9~V$$iz&;9_!F2_!=0X1+P9;0gq#=0r1)x!$[g#=9x!'n4"
+    "%Xd&$n4)W!$Pn!=5W!(=$US&d93o$%^a#'v-.xt$<1ia#+`d$X71Sv%.km&X72UCC7{!$cl&$c$D7j(#Un$$o%-=$W.J7=#o$$}),Ph&"
+    "$n1&m3*lV&W73[!&qE'w@$bd&H3lV&#i#%S0*QP%%wy%!&.Te&%c%=5`1([!#tu%$a{%#^1B7^1_17nE#~/D2yy##tR!;9cy#+yy#T4,"
+    "D,yy#A5yy#G4yy#%U[$F5Zn#$`w&(l=&Vy#:7g9 e%C9e%G6oq%!Ul#!^Dv f32k!$Ub'K1j!'ys%#c!%h!-X#>3>+x|##ws%:2^y%(^"
+    "-X6:ur#$WB&VK#ur#Z7;E@7l+#.0F#Sn%$*)B'hE&`%&B'c,*k0@4r3/k0%To&-hf%#V%#z/F3hf%%|%H1z/#y$$iz%#vP!Y38y)0nZ!"
+    "$_T&C3rP&#hr%%z/C6z/#ok$ D,z/A9z/G8z/;6z/F9z/f40z/=8z/Z40e%/nZ$g42!z/=8~q#K2j!&z/:4Wl$4z/U44>C6z/U8,g|%V"
+    "44m,#n_%7&z/J8z/Y31z/O8'z/H8z/A6z/(US!C2g@@5PC/z/$lZ$E7Qk&V47z/F4[j$B4xD+z/$n~%<8ZP& y)+a:G2v>$]}%C2hk##"
+    "lz%$z/Y50z/;5_j$E1z/W53z/ Rc!-z/$Qk&^53z/f51z/=9z/C5[=G2v>g53!z/&oz#c53j!'hx%![/L9z/!Uo%#>C9z/T9,_!o p55"
+    "m,7+v>K9v>B9z/O9'z/H9z/A9z/@9]$+v>)^Q!/z/#}c$!GG0TT&#z/F5Rz!X59VS!+z/V60QP& Tj% jT$+a:H3fy!$]T!C6s.A5z/C"
+    "4z/$Wp&F5z/A7z/G6z/;1Vk%^57{/$fm!0{/ Y`!${/D6hd!0ZV&O4 {/U10lZ$K4j!&{/!xx%!u$2|/!}x%$@B1c)!X#$b!!ax%'W#7"
+    ")~/c10~/A7~/.F-~/`10~/W12P0@1d_!Y32|Y&%ax'E2|Y&%uB;1dx'2tc!I0=$V4$z>-=$i@J8=)j&.=$r3J6=A5[a!-=$b1I4=$P2 "
+    "',Qj!>7Pi(=2`j&'yh$$~g!&R]!D6Sc!(zY#^33|Y&<8gY#$_!+gT!G5ov'E9qt!.jQ(O8-[S#)uS()j[#u 189i#$z($AC8_!@5mx'H"
+    "1v^&D9[k!*vg#$St!X54{W#X85ph%$[X&4{m!;7fc(E8YZ&#]_&<9~X&,`~%>2v!,g>$XT&$aZ&#wq$+bHC3^|&$xV(<5Wl%-S@%pW(+"
+    "{=A9S@B8S@;6Ru&E9S@W61S@`60S@:7S@^61S@$iU!1S@=1S@C7Zo#&np%(T[&O7!S@&}~(c77j!'_^&!fl'd17S@!a($@C1U~';1]X&"
+    "%XW&'W#7*S@I1S@B9ym!.E.R@I1R@A7R@@1]$F9i}%&Vn(#S)^80}6(V.A0u/B3zy%$bg(#C/Z2$p~%L8X[&O9#X[&%Wo%+[27'Z[&r "
+    "1_4Zy&X81h$/]2$j;C8[[&A6TP#C6TP##s{%!D,]2)TP#H6TP#;2{p'G6UP#f87]2=2]2C8q0_44U]&O9!]2&rBc89j!'S}%!b|%#^Y("
+    "0]2!bY&$@Z20]2!y.T90dY&'W#7*]2I2]2$m*&^2O2'^2H2^2%c%&C'U--^2T92^2#w`&g92$^2A9x/,_2V2,D/_2$Z}#]82[]&>5_2F"
+    "9zQ#$y~#I0~q!%W]&%h^& U%O7#U%$^~(e09_2=6wx()W1)hR#C6hR##XP!!D,_2)hR#H6hR#;2eb#G6iR#N9eb# tt#$_2C9s0`50X^"
+    "&7!fb#V13yT&K1l!'Yl(:0}-5ib##qV&$AC2lb#:1RP(;0io!(nb#g50*e2K3e2*vr!.F.e2I3e2)ob#A1^$Y1:x^!=3`R$0z`&A4}R$"
+    "$vo#Z10Rk!)we!_52z`&O9*av$H6Ra&U70T[!+cq#;7]{&#aX*I0Tn%q 71]P+(h_&'{b&1j]&v 1_5~i$<7V;-~i$;7x#$UU#/Z!=4i"
+    "h$(W%#w8&_!G4Po$)hP#u 54:y!=5y!,U$#Xx!;7er&/U$=7a%0U$$_!(sn#^55p##sKD2YQ)#}a!!=+]9#Q_!$_~$C7g]##zP!%s#A9"
+    "z* v~$!z*R9]E+jZ$A1vg!L5qb&+v{$C0Uw$H8T)(mx!.qb&#mc$@4g`&+vQ!Z39W$(rb&$hj(,Ve!X41~t)X40rb&#eA#CH5ie)D6rb"
+    "&;2^|$`42rb&%h'=6a1,TQ!(l[!3tb&(Rr$g43$k{$>1kg)+e/$n^)=6n^).}[&L9w6$s^)=3s^)(zS%%cd)'_-$Z792gc& B/^#U21^"
+    "#I8uV)>2uV).Z/k 22]bb)7$Z/);=6^)/de&]18{)+Yz!(tA.fe&#m'=6Vs)J9v]%*j>$ir)0~&;8;(~u#B6iW%g45$|+$TD]45|+$Q^"
+    ")=6Q^).n)M5|+@6|+ QF)|+M6|+;6|+0i&e27|+A8|+J7|+:8|+,`U(D4|+)m'$b65m'=9hx(+m'$Yp(=6Yp()`u'W1,U'I7k&V31k&/"
+    "{p($S&I8{%;3y0,sh'W49`%+{%%t|(K9{%%xZ(F0{%)j,C3cD%{Z(O1!{%K5{%$r!O2!{%;6{%I4]R)#`%,{%@2W~(M4i~'^52{%)e<,"
+    "`K%l~'O5!{%J9{%$_P($S&2{%S40{%1s:$`%.~I^20}IC2f}!(hIg56)Sr&h _unTY!7!Pr&(C7&|q&/KO10K5}g&/KO30KO40KO50KO"
+    "60KO70KO80KO90K`10^k&F4z{+E6[k&u 105[k&w 188]k&B6h`&0|,0Pj&(tw'3|$1U!O8%U!0ga&+fa&0k-/T!+kh&0t-0T!O4%T!0"
+    "vj&+ch&0W.0T!7&u(0nj&O2&t(0jj&O2&s(0fj&+ej&1|.7&|g&C6Wr+2Ye&!dE0Xe&!pD2lw+$xn%#]D*V[)'eb!%ku*$fX!(Y>@2Ys"
+    "#+kx+$dg)F3lx+92pi#-oO%st*(y$O3 Wd&>3t$*xo(#rK&n#(9@5Z$A3Qj!$UQ#H5PP&<4~t%'{i!(vo%G3zT+D4yi!$c|*H8wi!&u~"
+    "*/lz+P2_cu#3`,>6k]#3x}!!{%,~s'$dv!$^!d70hx+#Z!3l#$`P#H6mj!>7t+,ko'$Yz!$^!d72^o&@3mc!82Sf!7%Po!X39Y./s-<9"
+    "aq(.o$>3]W+G2U~!A4SQ#*oQ)%n&:5Td#l 175Xc$*_T(%X&)Qd( B;pVw'C0q|%!;X5,c!*ha##U]*$kT(,YR(92h[# Qn#*ZS#%^W("
+    "$~.$<=7oR#o)-4294967296[/!}#$F&pk$B7b#;7a)%]+D7c#,X($in*$HC2i'%>=0vS#+vP#W2_d,:7XV#k u32f)=4h#,8$cb$*c~!"
+    "#w}!#;E4QT'#p{!$D*yy+#dR&$X!$fP'k u64w!%p%`42:#c7>4X%F8X%%k[+.zd*#^!#Rr!F8x%%U~!/yY)=,@D2wa%;,x!_p9UY,#k"
+    "-.uh$%R1_6]x`#<9a$+s+$^^#$^9/pU)V81[&/Tb#$>G8nc*#]z#/fa,#u_$&b!/iY'V85h')e#$ug!$a!+U~*;8^r!.U~*A8xz#J8ma"
+    "(98bj!Vf1z+ ^x&)uS$C3UF0ZA%(J4]>%(*^q,$Wj,J8aU#C1fEC1yL(m/^11aU#;2vG$aU#/RM3S^##WB4~i'=0tD-mAK0|@X21~r(@"
+    "0w$A3sV#$S{*6pC#l^#G4]_'$R#$'M2~W#H0_W#M9nH$kX#$V&`92yDX93of+'_=;2Sn%$VFE1xD<1WY#0yD$oj(>2bj+(a7#Ux+<3[x"
+    "+-^m'p!2_19~DC9n!*~D;9j$O4$~D#ud#!N0Pk'92tl&*RED9f#,Z*%b2I9RE$|9%z'G6REW17c-F6z@L8TE=9Vb#'TE#nX#$mX#-Z]-"
+    "$w~!<0='TE#zT#$fU#H1iD#:G0:#v%W52Y%._I%YY&c79mS,#A/VE;5tQ!G8RV,#}j#H4WE@9vT,G8]m##u-3^7#i]'-]k$;9`).l|$;"
+    "9Qa%$kl$1^k$#]3_99SG$Pa-/TG#^j$&`u#!|v).^!>2_(*b^)$w(%A`01^!K4]G$m`$(g!0o|#V06r)*m#%fV!%f!+P($Xj$#I,xV)B"
+    "1e[,b09oR)$w`))`.F9`.=5et#'XF#nX&#;A3sc!#nX&#@0QA#oh#/_~'#Ue%&RA0Y]&#gl#a56`w*%WV,1]d!<1T[&D3c@$Ph#$tk-u"
+    " d11e@%qT$1e@%o$1e@!].#`!!da,-Uq'p!2_25e@<1m^)1f@<1c_)!lz$7 h@$a],!P!#i@C2xr! eH)i@[81i#-r)$['$I-j@Y2,R("
+    "G5k@V23P. ry&,P.4k@U59YQ+(Td$#U=#v=-k@#Xw%$D*k@#Th%#X!H6k@;8[!0:#~e$(Z2]23Y%$oi%!Wj%1vm'L6k@<6k@4Pj,H6k@"
+    "@2T`'%sm'F6{-4mY#$ZL,l@$q})!m3-j8$~n!$Z!} 117dm'<1xV.*t;L1vf!<1g3%Y4/yf!$}P*Edmq%<1wA%A0my+$mt(0q@%~7&g!"
+    "H3_!>5x)*m#$p&&f!+Vg!<1se,/_f,$^{-%q@L2xw)#[g!)p2F5f.C5lX$#}0#nz*/q@#vf%M6q@${u$/q@$y`$$p(H4sk'#ab,I6bt*"
+    "O3#q@X31et*'v8%yv!$w]$'ze&'q@T7,J/q@W8,g!,q@,ev,-S{'92sz&(q@Y32o!+q@;3v6 F7!q@$}'!P!$jc#+Ty! ~#*q@D3i#-r"
+    ")%Y8J3q@Y4,R(H4q@@9P..YP#L6q@$`e#B4q@#hf##;E6q@$Sv+<0='q@#Te##X!I7q@#Tn,1q@!w%A7q@.|Q!<7q@.^](#{-L7q@<7g"
+    "(/l}'#]n+0q@$W~,A1^~,F3{-4q@$xI-q@$Xh$/R^($YU.&Z!!i^).bY-$q@`37q@#sr#0q@o 39,Z[+H1}~%<1|k+,PP&<1Sa#%A0l^"
+    "+$[`%0q@$uc('g!H2_!(x)*m#%ua*%f!+df'${w$#I,V(A4RV-!pq,1{d*:8Uc*'f. ha',[-=5ka+({v.#Wj+/q@#Ze#M7q@#gq!G7q"
+    "@%ps!'Zy'-[!#s2D6Rh*X0,]e+2r@%{p,r 150s@%^q!<5a'E9s@%xY,H4s@$n/$g!+s@#VT&$[b-#iR!C3iR!Y37s@%^P(I4s@%Wv!O"
+    "5&s@$c,>5s@+Rt#[34s@D5i#,t)&jw!J5s@Y6,R(0s@W35R.F4R.4s@>7pv''s@#l|!#;E7s@#Y_!$D*s@$YZ,!X!I8s@:5[!0:$Y|+("
+    "Y%.~Q!<8s@.Z^(#W:L8s@<8g(.i~'#w:H8s@$Re-<8Xe--xi(#{-4s@K5s@%S~'/s@%T~'$Z!I1W~'%`W$I5s@M5s@$xj!$a1!Pn,.nV"
+    "/>0e()Z$%[c'%AH5s@M6s@%ti!&g!0s@@6x)*m#$p&&f!,s@$Us&!I,V(B6s@K6s@:6s@)p2.i^#%e5+Ve-#oT#<8t@,dm(G1]q$C4hu"
+    "# ol&-n5A4|#.Su-B4Us$G4cv($Sv#&mr$O8!oj/>1nr$B8Tz#%op.%X#(:@8t#B1pr$#l~#B8{g%$Q_+#^],*ao+#W~!%xV/*U!$}m%"
+    "-bo+$_f'2ao+'ej/$b|(+wT!H4Yn$| 169Vr$Y87^-0Wm$$jd'@3_i+{!2_41cq+&m)d92jP&i 187xn%+]u)+gU$c13l$$(`62yl'!'"
+    "/{T$]44l'C4l'(pX$]42}T$$]}(&~T$g45(~T$$Rk-,l'H4|o+7!}z$)^|'!rd/(g(M3g(#]z&]r9c]$%dl#$a{$K5_!C2_!(fZ,-u)("
+    "bW($B-f#%Zv#O2$f#I3f#A6yv',y!$}=$R#5y!H4y!$Z%%Re*4iX.+k9+mU!)lp$ jj'7$S|%PreeP1|$_taps4U|%-E7#W|%4MO12MO"
+    "22MO32MO42M2b|%4MO62MO72MO82MO92M)zn+Of(NH1k}%F5wi+G6wi+.j}%~ 97>$dg+5a.1lh+O7'W!2ti+O8'W!I2W!O9'W!H3W!("
+    "{j+5Z/1W!O1'W!1pi+O4'V!2f{07'V!1li+7(e$2ji+7'V!1hi+O3(e+*n,'ZY%7&l0.iR0$pw(#]J2Qf+&rB7(~e+L6}e+M7|e+$ce-"
+    "'Va+.pa%#]]'@5Pi'(|B~ 3_7&pl+3gf+$wy'3}P&G1pv##Q!+pe+O8,oe+7 fU%N2yd'%n[)-xP!$Xy$%qb'0xR%>5d^'4d~%$PS%6h"
+    "|%&QQ#3A=8ld'4vr$&TU#%R*B2m`'@9Q+A3k^+$vR-<9y)(w~*$p{*!xl!.WS$#wz&0Q($nm.4yw,=6~]'(sX#%bT1$ev,.Y}&:,@F0s"
+    "^&q 3_5d%C2~%(d%@3tk(.yg#%hn!4ce'/`]!${Q&&ZS%-d%$S~/^14d%%}~,/z[&!d%'d*$U(L5bc'<6~V!,_e%A7sb'0|3;8|w,2Ue"
+    "'I7ZU/%u!.sz!(_U/#~z,/ed'%xe'+Tb)${~#F3vy-A3vy-3gm.d13gm.N9gm.)fm.4[d$!vv$n fma[l-=4Yy*,|n+'d!(Tb'#q+x +"
+    "4]ra.%d'7Qsa.%h%~ +4] `v*E0j%=7xn*;5nq#.c%U41c%a8]yT.$c%7QzT.=8c%f8]wk*F4})!UW%#bd*!{i)I7d%=5d%!R9)]$B6e"
+    "%+Pj$$]y#F4}i$*Zy#H4Qq$U11f%%sh,2da*^48h%@3n]*!c{(C1yr*%[R+/yr*$ig(#Z$0T-;1kT$w 50]a'&Rx#E2Y0X52X7)kR**h"
+    "u*=5dg-+i%#xb*#o%C4T3)X#W4,n!,S8>5`u#,^&)dT/H5{6;1t1^56w(#]u)H6b6/bk*$]$,p5$`V%F5hf%A5tu$H5jm%;1^1^59]$#"
+    "px)=8T5C1v@%~~)I3d4<6|~).P]))Su/g61!`n)E2V$@2jj)#s|)I9fq)%V$O5Pgq)@2gq)+V$#w@(d2I2i%&]1F+b8!jJ%j!!nB`15S"
+    "2U66S2,y<$_q#Y27yW''S2(ie).]I%QY'I8X1U70hX'I2|W)=1QY'.Y&$s$^71W&!X1O2&X1%xZ#I8X1(pW),]$)fBH7fB;2X1G7e)!X"
+    "1>2X1C2X1%[m&I8X1(qW),V$)`m#H7rQ$;3X1]77V$$T}+'X1,kh($r]$%V$+X1$w]$F7XMA8XMH7SA;3X1F8jL@3db+#X11vZ0>3X1."
+    "RE#Qu0$j!!X1I2X1>8]C-nIB8^CF8^C$i_$`82Y1%}z&2cB$^R$F8cBA8cBH8cB;3Y1F8cB:3}c*7&Y1$eu#J8cB%c~&O7(c~&.]$$Y1"
+    "F8cB:3Q[*'Y1,tk(X90V$,Y1$tv&F9cBA9cBH9o,;4Y1F9cB:4[Z1'Y1C3Y1$Pv&J8cB$ws&G9^f&)cBH9cB<4^f&.cB#PQ,@4Y1I4i%"
+    "'Y1G1l%#Q_!#k!#Sd!2xq.:9n}.F4eT&>3bp(b3_z~.$]!>1H%y~.*m|!$'+|^)>5jo!/ZP1-nT#B4Vq!>2d#'rf.";
 
 static const char opara__ptx_quant[] =
     "ht.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_quantize_linear(\n.7z$m .u64D9_B~"
@@ -22488,8 +23434,8 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"gather", opara__ptx_gather, sizeof opara__ptx_gather - 1, 93194},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"logic", opara__ptx_logic, sizeof opara__ptx_logic - 1, 54519},
-    {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 21625},
-    {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 11341},
+    {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 73346},
+    {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 39849},
     {"quant", opara__ptx_quant, sizeof opara__ptx_quant - 1, 32250},
     {"reduce", opara__ptx_reduce, sizeof opara__ptx_reduce - 1, 71799},
 };
@@ -22524,8 +23470,17 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_variadic_step", 44, 0},
     {"opara_logic_unary", 22, 0},
     {"opara_logic_binary", 44, 0},
+    {"opara_dropout", 20, 0},
+    {"opara_shrink_f32", 18, 0},
+    {"opara_prelu_f32", 36, 0},
+    {"opara_lrn_f32", 45, 0},
+    {"opara_global_max_f32", 22, 1024},
+    {"opara_group_norm_f32", 50, 1024},
     {"opara_layer_norm_f32", 26, 1024},
     {"opara_softmax_f32", 28, 1024},
+    {"opara_resize_taps4_f32", 58, 0},
+    {"opara_max_unpool_f32", 32, 0},
+    {"opara_maxpool2d_idx_f32", 34, 0},
     {"opara_pool2d_f32", 44, 0},
     {"opara_dynamic_quantize_linear", 23, 2048},
     {"opara_dequantize_linear", 30, 0},
@@ -22679,7 +23634,11 @@ typedef enum opara__cuda_variadic {
     X(ONE_HOT, "opara_one_hot", "gather") X(REVERSE_SEQUENCE, "opara_reverse_sequence", "gather") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise") \
     X(QUANTIZE, "opara_quantize_linear", "quant") X(DEQUANTIZE, "opara_dequantize_linear", "quant") \
-    X(DYNAMIC_QUANTIZE, "opara_dynamic_quantize_linear", "quant")
+    X(DYNAMIC_QUANTIZE, "opara_dynamic_quantize_linear", "quant") \
+    X(GROUP_NORM, "opara_group_norm_f32", "norm") X(GLOBAL_MAX, "opara_global_max_f32", "norm") \
+    X(LRN, "opara_lrn_f32", "norm") X(PRELU, "opara_prelu_f32", "norm") X(SHRINK, "opara_shrink_f32", "norm") \
+    X(DROPOUT, "opara_dropout", "norm") X(MAXPOOL_IDX, "opara_maxpool2d_idx_f32", "pool") \
+    X(MAX_UNPOOL, "opara_max_unpool_f32", "pool") X(RESIZE_TAPS4, "opara_resize_taps4_f32", "pool")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
 typedef enum opara__cuda_kernel { OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_ENUM) OPARA__CUK_COUNT } opara__cuda_kernel;
@@ -23952,6 +24911,57 @@ static int opara__lower_resize_nearest(opara__resize_nearest_mode nearest) {
     return -1;
 }
 
+/* The cubic taps of one resized axis (4 per output index) into weights and indices (-1: extrapolated). */
+static void opara__lower_cubic_axis(const opara__resize_params* rp, int32_t d, int64_t in, int64_t out, float* wt,
+                                    int64_t* idx) {
+    int64_t o, t[4];
+    int k;
+    for (o = 0; o < out; ++o) {
+        int ok = opara__resize_cubic_taps(rp, d, o, in, out, t, wt + 4 * o);
+        for (k = 0; k < 4; ++k) idx[4 * o + k] = ok ? t[k] : -1;
+    }
+}
+
+/* Cubic Resize of the last two axes: the taps computed here (opara__resize_cubic_taps, the CPU's),
+   applied by pool.cu's opara_resize_taps4_f32. */
+static opara_result opara__lower_resize_cubic(opara__lower_walk* w, const opara__shape* x, const opara__shape* y) {
+    const opara__resize_params* rp = &w->params[w->node].u.resize;
+    int64_t OH = y->dims[2], OW = y->dims[3], count = opara__lower_numel(y);
+    size_t n = (size_t)(4 * (OH + OW));
+    float* wt;
+    int64_t* idx;
+    int32_t at_w = 0, at_i = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (count == 0) return OPARA_OK;
+    wt = (float*)opara__calloc(w->rt, n, sizeof *wt);
+    idx = (int64_t*)opara__calloc(w->rt, n, sizeof *idx);
+    if (!wt || !idx) r = opara__fail_to(&w->rt->error, w->low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
+    else {
+        opara__lower_cubic_axis(rp, 2, x->dims[2], OH, wt, idx);
+        opara__lower_cubic_axis(rp, 3, x->dims[3], OW, wt + 4 * OH, idx + 4 * OH);
+        r = opara__lower_aux_push(w, wt, n, &at_w);
+        if (r == OPARA_OK) r = opara__lower_meta_push(w, idx, (uint32_t)n, &at_i);
+    }
+    opara__free(w->rt, wt);
+    opara__free(w->rt, idx);
+    if (r != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_RESIZE_TAPS4))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg(L, OPARA__CUARG_AUX, at_w, 0);
+    opara__lower_arg(L, OPARA__CUARG_AUX, at_w + (int32_t)(4 * OH), 0);
+    opara__lower_arg(L, OPARA__CUARG_META, at_i, 0);
+    opara__lower_arg(L, OPARA__CUARG_META, at_i + (int32_t)(4 * OH), 0);
+    opara__lower_arg_i32(L, x->dims[0] * x->dims[1]);
+    opara__lower_arg_i32(L, x->dims[2]), opara__lower_arg_i32(L, x->dims[3]);
+    opara__lower_arg_i32(L, OH), opara__lower_arg_i32(L, OW);
+    opara__lower_arg_f32(L, rp->extrapolation_value);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_resize(opara__lower_walk* w) {
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     const opara__node_params* rec = &w->params[w->node];
@@ -23962,6 +24972,9 @@ static opara_result opara__lower_resize(opara__lower_walk* w) {
     int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
     if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "scales/sizes/axes/roi do not match the input");
+    if (rp->mode == OPARA__RESIZE_CUBIC && !rp->antialias && rp->coord != OPARA__RESIZE_COORD_UNKNOWN && x->ndim == 4 &&
+        y->dims[0] == x->dims[0] && y->dims[1] == x->dims[1] && w->dtypes[opara__lower_in(w, 0)] == OPARA_DTYPE_F32)
+        return opara__lower_resize_cubic(w, x, y);
     if (mode < 0 || coord < 0 || nm < 0 || rp->antialias)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize mode (nearest/linear; half_pixel, asymmetric, "
                                                          "align_corners, pytorch_half_pixel)");
@@ -24035,15 +25048,13 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-/* The kind's reduction over `red` (a mask of input dims) of x (GlobalAveragePool: the mean over the
-   mask of dims 2..). */
-static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, opara__reduce_kind kind) {
-    const opara__shape* x = opara__lower_in_shape(w, 0);
+/* The groups of a reduction over `red` (a mask of x's dims) as the kernels' meta (norm.cu's
+   opara__k_group_base), pushed at *at; *outs: the number of groups (0: nothing to launch). */
+static opara_result opara__lower_group_meta(opara__lower_walk* w, const opara__shape* x, const int* red, int32_t* at,
+                                            int64_t* outs_out) {
     int64_t xs[OPARA_MAX_DIMS], meta[2 + 4 * OPARA_MAX_DIMS], kept = 0, nred = 0, outs = 1;
     uint32_t k = 1;
-    int32_t d, at;
-    opara__cuda_launch* L;
-    opara_result r;
+    int32_t d;
     opara__lower_contig_strides(x, xs);
     for (d = 0; d < x->ndim; ++d)
         if (!red[d]) kept++, outs *= x->dims[d];
@@ -24062,10 +25073,22 @@ static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, op
         for (d = 0; d < x->ndim; ++d)
             if (red[d]) meta[k++] = xs[d];
     }
+    *outs_out = outs;
     if (outs == 0) return OPARA_OK;
     if (outs > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many outputs");
+    return opara__lower_meta_push(w, meta, k, at);
+}
+
+/* The kind's reduction over `red` (a mask of input dims) of x (GlobalAveragePool: the mean over the
+   mask of dims 2..). */
+static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, opara__reduce_kind kind) {
+    int64_t outs = 0;
+    int32_t at = 0;
+    opara__cuda_launch* L;
+    opara_result r;
     if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
-    if ((r = opara__lower_meta_push(w, meta, k, &at)) != OPARA_OK) return r;
+    r = opara__lower_group_meta(w, opara__lower_in_shape(w, 0), red, &at, &outs);
+    if (r != OPARA_OK || outs == 0) return r;
     if (!(L = opara__lower_launch(w, OPARA__CUK_REDUCE))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
@@ -24185,6 +25208,22 @@ static opara_result opara__lower_win2_read(opara__lower_walk* w, const opara__sh
     return OPARA_OK;
 }
 
+/* MaxPool with its Indices output (pool.cu's opara_maxpool2d_idx_f32). */
+static opara_result opara__lower_maxpool_idx(opara__lower_walk* w, const opara__lower_win2* v, int64_t planes, int64_t count) {
+    opara__cuda_launch* L = opara__lower_launch(w, OPARA__CUK_MAXPOOL_IDX);
+    if (!L) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 1));
+    opara__lower_arg_i32(L, planes);
+    opara__lower_arg_i32(L, v->H), opara__lower_arg_i32(L, v->W), opara__lower_arg_i32(L, v->OH), opara__lower_arg_i32(L, v->OW);
+    opara__lower_arg_i32(L, v->kh), opara__lower_arg_i32(L, v->kw), opara__lower_arg_i32(L, v->sh), opara__lower_arg_i32(L, v->sw);
+    opara__lower_arg_i32(L, v->ph), opara__lower_arg_i32(L, v->pw), opara__lower_arg_i32(L, v->dh), opara__lower_arg_i32(L, v->dw);
+    opara__lower_arg_i32(L, w->params[w->node].u.window.storage_order);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
@@ -24193,12 +25232,13 @@ static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
     opara_result r;
-    if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
+    int with_idx = n->n_outputs > 1 && n->outputs[1] >= 0;
     if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (k < 1 || k > 2) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
     r = opara__lower_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (with_idx) return opara__lower_maxpool_idx(w, &v, x->dims[0] * x->dims[1], count);
     if (!(L = opara__lower_launch(w, OPARA__CUK_POOL2D))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
@@ -24259,6 +25299,162 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
     opara__lower_arg_i32(L, OPARA__CUDA_ACT_NONE);
     opara__lower_arg_f32(L, 0.0f), opara__lower_arg_f32(L, 0.0f);
     opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* InstanceNormalization (mode 0: groups are the (n, c) planes) and MeanVarianceNormalization (mode 1:
+   groups over the record's axes) by norm.cu's opara_group_norm_f32. */
+static opara_result opara__lower_group_norm(opara__lower_walk* w, int mode) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int red[OPARA_MAX_DIMS];
+    int64_t groups = 0;
+    int32_t d, at = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved axes");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    for (d = 0; d < x->ndim; ++d) red[d] = mode == 0 ? d >= 2 : w->params[w->node].u.reduce.axes[d];
+    if ((r = opara__lower_check_elems(w, opara__lower_numel(x))) != OPARA_OK) return r;
+    if ((r = opara__lower_group_meta(w, x, red, &at, &groups)) != OPARA_OK || groups == 0) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_GROUP_NORM))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, mode == 0 ? opara__lower_in(w, 1) : -1);
+    opara__lower_arg_tensor(L, mode == 0 ? opara__lower_in(w, 2) : -1);
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    opara__lower_arg_i32(L, x->ndim >= 2 && x->dims[1] > 0 ? x->dims[1] : 1);
+    opara__lower_arg_i32(L, mode);
+    opara__lower_arg_f32(L, mode == 0 ? w->params[w->node].u.epsilon : 1e-9f);
+    L->grid[0] = (uint32_t)groups;
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_global_max(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t planes = x->ndim >= 2 ? x->dims[0] * x->dims[1] : 1, inner = 1;
+    int32_t d;
+    opara__cuda_launch* L;
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
+    if (planes == 0 || inner == 0) return OPARA_OK;
+    if (opara__lower_check_elems(w, opara__lower_numel(x)) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_GLOBAL_MAX))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, inner);
+    L->grid[0] = (uint32_t)planes;
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_lrn(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    const opara__lrn_params* p = &w->params[w->node].u.lrn;
+    int64_t count = opara__lower_numel(x), inner = 1;
+    int32_t d;
+    opara__cuda_launch* L;
+    if (!w->params[w->node].resolved || x->ndim < 2) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved LRN");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
+    if (count == 0) return OPARA_OK;
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LRN))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, x->dims[1]);
+    opara__lower_arg_i32(L, inner);
+    opara__lower_arg_i32(L, p->size);
+    opara__lower_arg_f32(L, p->alpha), opara__lower_arg_f32(L, p->beta), opara__lower_arg_f32(L, p->bias);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_prelu(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t count = opara__lower_numel(x), xs[OPARA_MAX_DIMS];
+    const int64_t* st[2];
+    opara__cuda_launch* L;
+    int32_t meta;
+    opara_result r;
+    if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "slope does not broadcast to X");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32 || w->dtypes[opara__lower_in(w, 1)] != OPARA_DTYPE_F32)
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    opara__lower_contig_strides(x, xs);
+    st[0] = xs, st[1] = w->params[w->node].u.broadcast.strides[1];
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__lower_meta_strided(w, x, st, 2, &meta)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_PRELU))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_shrink(opara__lower_walk* w) {
+    int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    const opara__activation_params* a = &w->params[w->node].u.activation;
+    opara__cuda_launch* L;
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_SHRINK))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_f32(L, a->alpha), opara__lower_arg_f32(L, a->beta);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* Dropout (inference): Y a byte copy of X, the mask (if any) all true. */
+static opara_result opara__lower_dropout(opara__lower_walk* w) {
+    const opara__node* n = &w->g->nodes[w->node];
+    int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    int64_t bytes = count * (int64_t)opara_dtype_size(w->dtypes[opara__lower_out(w, 0)]);
+    opara__cuda_launch* L;
+    if (count == 0) return OPARA_OK;
+    if (opara__lower_check_elems(w, bytes) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_DROPOUT))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_tensor(L, n->n_outputs > 1 ? n->outputs[1] : -1);
+    opara__lower_arg_i32(L, bytes);
+    opara__lower_arg_i32(L, count);
+    opara__lower_grid_1d(L, bytes);
+    return OPARA_OK;
+}
+
+/* MaxUnpool (1-D or 2-D windows): zero the output, then scatter X by its indices (pool.cu). */
+static opara_result opara__lower_max_unpool(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
+    const opara__window_params* p = &w->params[w->node].u.window;
+    int32_t k = x->ndim - 2, phase;
+    int64_t uh = 1, uw, n_in = opara__lower_numel(x), n_out = opara__lower_numel(y);
+    if (!w->params[w->node].resolved || k < 1 || k > 2 || p->n_spatial != k)
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    if (k == 2) uh = (x->dims[2] - 1) * p->strides[0] + p->kernel[0] - p->pads[0] - p->pads[2];
+    uw = (x->dims[1 + k] - 1) * p->strides[k - 1] + p->kernel[k - 1] - p->pads[k - 1] - p->pads[2 * k - 1];
+    if (uh < 1 || uw < 1) return opara__lower_fail(w, OPARA_ERR_SHAPE, "the window unpools to an empty shape");
+    if (opara__lower_check_elems(w, n_out) != OPARA_OK || opara__lower_check_elems(w, n_in) != OPARA_OK)
+        return OPARA_ERR_LIMIT_EXCEEDED;
+    for (phase = 0; phase < 2 && n_out > 0; ++phase) {
+        opara__cuda_launch* L = opara__lower_launch(w, OPARA__CUK_MAX_UNPOOL);
+        if (!L) return OPARA_ERR_OUT_OF_MEMORY;
+        opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+        opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+        opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+        opara__lower_arg_i32(L, phase);
+        opara__lower_arg_i32(L, n_in), opara__lower_arg_i32(L, n_out);
+        opara__lower_arg_i32(L, opara__lower_numel(x) / (x->dims[0] * x->dims[1] > 0 ? x->dims[0] * x->dims[1] : 1));
+        opara__lower_arg_i32(L, uh), opara__lower_arg_i32(L, uw);
+        opara__lower_arg_i32(L, k == 2 ? y->dims[2] : 1), opara__lower_arg_i32(L, y->dims[1 + k]);
+        opara__lower_grid_1d(L, phase == 0 ? n_out : n_in);
+    }
     return OPARA_OK;
 }
 
@@ -24528,6 +25724,15 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_AVERAGE_POOL: return opara__lower_pool(w, 0);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
     case OPARA__OP_BATCH_NORM: return opara__lower_batch_norm(w);
+    case OPARA__OP_PRELU: return opara__lower_prelu(w);
+    case OPARA__OP_INSTANCE_NORM: return opara__lower_group_norm(w, 0);
+    case OPARA__OP_LRN: return opara__lower_lrn(w);
+    case OPARA__OP_MVN: return opara__lower_group_norm(w, 1);
+    case OPARA__OP_SHRINK: return opara__lower_shrink(w);
+    case OPARA__OP_GLOBAL_MAX_POOL: return opara__lower_global_max(w);
+    case OPARA__OP_MAX_UNPOOL: return opara__lower_max_unpool(w);
+    case OPARA__OP_DROPOUT: return opara__lower_dropout(w);
+    case OPARA__OP_EINSUM: break; /* CPU only (docs/CUDA-BACKEND.md) */
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
     case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);
@@ -31249,6 +32454,9 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
         for (k = 0; k < n->n_outputs; ++k)
             if (opara__op_out_dtype(n, in_dt, k, &dt)) im->g->values[n->outputs[k]].dtype = dt;
     }
+    /* MaxPool's Indices, Dropout's mask */
+    if (n->op == OPARA__OP_MAX_POOL && n->n_outputs > 1) im->g->values[n->outputs[1]].dtype = OPARA_DTYPE_I64;
+    if (n->op == OPARA__OP_DROPOUT && n->n_outputs > 1) im->g->values[n->outputs[1]].dtype = OPARA_DTYPE_BOOL;
     return OPARA_OK;
 }
 
@@ -31496,10 +32704,29 @@ static opara_result opara__resize_check_18(opara__imp* im, const opara__node* n,
     return OPARA_OK;
 }
 
+/* Upsample as Resize: asymmetric coordinates and, for nearest, rounding down; its scales (an
+   attribute before opset 9, then input 1) are Resize's canonical 'scales' already or moved there. */
+static opara_result opara__canon_upsample(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    const char* mode = opara__attr_string(&im->g->nodes[node], "mode", "nearest");
+    opara__param scales;
+    opara_result r;
+    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Upsample): mode '%s' is not supported "
+                           "(nearest or linear)", im->node_name, mode);
+    r = opara__floats_param(im, in, n_in, 1, &scales);
+    if (r == OPARA_OK && scales.present) r = opara__node_set_floats(im->g, node, "scales", scales.floats, scales.n);
+    if (r == OPARA_OK && !opara__node_attr(&im->g->nodes[node], "scales"))
+        r = opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Upsample): no scales", im->node_name);
+    if (r == OPARA_OK) r = opara__node_set_string(im->g, node, "coordinate_transformation_mode", "asymmetric");
+    if (r == OPARA_OK) r = opara__node_set_string(im->g, node, "nearest_mode", "floor");
+    return r;
+}
+
 static opara_result opara__canon_resize(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
     opara__param scales, sizes, roi;
     opara_result r;
     uint32_t si = im->opset < 11 ? 1 : 2;
+    if (opara__op_is(im->node, "Upsample")) return opara__canon_upsample(im, node, in, n_in);
     r = opara__floats_param(im, in, n_in, si, &scales);
     if (r == OPARA_OK && im->opset >= 11) r = opara__ints_param(im, in, n_in, 3, NULL, 0, &sizes);
     else memset(&sizes, 0, sizeof sizes);
@@ -31619,6 +32846,29 @@ static opara_result opara__canon_cum_sum(opara__imp* im, int32_t node, const int
     return opara__node_set_int(im->g, node, "axis", p.ints[0]);
 }
 
+/* PRelu before opset 7 applies a slope of C values per channel (dim 1); from 7 on the slope
+   broadcasts numpy-style from the right. A constant [C] slope becomes [C, 1, ...] (a new constant,
+   shared by the nodes that use the same slope). */
+static opara_result opara__canon_prelu(opara__imp* im, int32_t node, const int32_t* in) {
+    const opara__shape* x = opara__imp_shape(im, in[0]);
+    opara__shape shape;
+    opara__cv slope;
+    char name[256];
+    int32_t v, d;
+    opara_result r = OPARA_OK;
+    if (im->opset >= 7 || in[1] < 0 || !opara__is_const(im, in[1]) || x->ndim < 3) return OPARA_OK;
+    opara__cv_of(im, in[1], &slope);
+    if (slope.shape.ndim != 1 || slope.count < 2 || (int64_t)slope.count != x->dims[1]) return OPARA_OK;
+    opara__format(name, sizeof name, "%s:per_channel", im->g->values[in[1]].name);
+    shape.ndim = x->ndim - 1;
+    shape.dims[0] = (int64_t)slope.count;
+    for (d = 1; d < shape.ndim; ++d) shape.dims[d] = 1;
+    if (opara__graph_find_value(im->g, name) < 0) r = opara__imp_const(im, name, slope.dtype, &shape, slope.data, NULL, 1);
+    v = opara__graph_find_value(im->g, name);
+    if (r == OPARA_OK) im->g->nodes[node].inputs[1] = v;
+    return r;
+}
+
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
 /* TopK-10+'s K input (one int64) becomes the attribute k that TopK-1 has. */
 static opara_result opara__canon_topk(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
@@ -31659,10 +32909,17 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
     case OPARA__OP_TRILU: case OPARA__OP_TILE: r = opara__canon_trilu_tile(im, op, node, in, n_in); break;
     case OPARA__OP_ONE_HOT: r = opara__canon_one_hot(im, node, in, n_in); break;
+    case OPARA__OP_PRELU: r = opara__canon_prelu(im, node, in); break;
+    case OPARA__OP_MAX_UNPOOL:
+        r = opara__ints_param(im, in, n_in, 2, NULL, 0, &p);
+        if (r == OPARA_OK) r = opara__set_ints_param(im, node, "output_shape", &p);
+        break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR:
     case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER:
     case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_INSTANCE_NORM:
+    case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT:
+    case OPARA__OP_EINSUM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_VARIADIC:
@@ -31852,6 +33109,16 @@ static opara_result opara__zeros_inputs(opara__imp* im, opara__op op, int32_t* i
     return OPARA_OK;
 }
 
+/* Dropout with its mask output (an IR Dropout node; without it Dropout is an alias of its input). */
+static int opara__dropout_mask(const opara__onnx_node* n) { return n->n_outputs > 1 && n->outputs[1][0]; }
+
+/* Upsample (opset 7-9; deprecated in 10) is a Resize node (opara__canon_upsample). */
+static opara_result opara__import_upsample(opara__imp* im, const int32_t* in) {
+    if (im->node->n_inputs == 0 || in[0] < 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Upsample): missing first input", im->node_name);
+    return opara__emit_node(im, OPARA__OP_RESIZE, in, im->node->n_inputs);
+}
+
 static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n, int32_t* in) {
     opara__op op = opara__op_from_name(n->op_type);
     opara__cv folded;
@@ -31869,7 +33136,7 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
             return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Dropout): training mode is not supported",
                                im->node_name);
     }
-    if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
+    if (opara__op_is(n, "Identity") || (opara__op_is(n, "Dropout") && !opara__dropout_mask(n)))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
     if ((r = opara__zeros_inputs(im, op, in, &zeros_of)) != OPARA_OK) return (opara_result)r;
     if (zeros_of && n->n_outputs && n->outputs[0][0]) return opara__import_zeros(im, zeros_of);
@@ -31877,6 +33144,7 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     if (opara__op_is(n, "CastLike")) return opara__import_castlike(im, in);
     if (opara__op_is(n, "Split") && (r = opara__try_fold_split(im, in, n->n_inputs)) != OPARA__NOFOLD)
         return (opara_result)r;
+    if (opara__op_is(n, "Upsample")) return opara__import_upsample(im, in);
     r = opara__try_fold(im, in, n->n_inputs, &folded);
     if (r == OPARA_OK) {
         if (!n->n_outputs || !n->outputs[0][0])
@@ -31926,7 +33194,7 @@ static void opara__changed_label(const opara__op_info* info, int64_t opset, char
 }
 
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
-    static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
+    static const char* const fold_only[] = {"Constant", "Shape", "Identity", "ConstantOfShape", "Range",
                                             "Equal", "If", "HannWindow", "HammingWindow", "BlackmanWindow",
                                             "MelWeightMatrix", "CastLike" /* imported as a Cast */};
     opara__op op = opara__op_from_name(n->op_type);
@@ -31934,8 +33202,8 @@ static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     uint32_t i, extra_outputs = 0;
     if (strcmp(domain, op != OPARA__OP_COUNT ? opara__op_info_of(op)->domain : "") != 0) return 0;
     for (i = 1; i < n->n_outputs; ++i) extra_outputs += n->outputs[i][0] != 0;
-    if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
-        return 0;
+    if (op == OPARA__OP_BATCH_NORM && extra_outputs) return 0;
+    if (strcmp(n->op_type, "Upsample") == 0 && strcmp(domain, "") == 0) return opset >= 7;
     if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;
     if (op != OPARA__OP_COUNT) return !opara__op_too_new(op, opset) && !opara__op_changed(op, opset);
     for (i = 0; i < OPARA__ARRAY_COUNT(fold_only); ++i)
@@ -31945,8 +33213,7 @@ static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
 
 static void opara__unsupported_label(const opara__onnx_node* n, int64_t opset, char* buf, size_t cap) {
     opara__op op = opara__op_from_name(n->op_type);
-    const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : op == OPARA__OP_MAX_POOL ? " (with Indices)" :
-                       strcmp(n->op_type, "Dropout") == 0 ? " (with mask)" : "";
+    const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : "";
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) opara__format(buf, cap, "%s.%s", n->domain, n->op_type);
     else if (opara__op_too_new(op, opset))
         opara__format(buf, cap, "%s (opset %d+, the model's is %lld)", n->op_type, (int)opara__op_info_of(op)->since,

@@ -931,6 +931,112 @@ OT_TEST(arg_reduce_hardmax_log_softmax_cum_sum) {
         }
 }
 
+/* InstanceNormalization (groups: the 6 planes of [2, 3, 20]) and MeanVarianceNormalization (groups
+   over dims 0 and 2: per channel) against their definitions. */
+OT_TEST(group_norm_instance_and_mvn) {
+    int inst[] = {1, 6, 20, 1, 20, 1}, mvn[] = {1, 3, 20, 2, 2, 20, 60, 1}, C = 3, mode, i, j, c;
+    float *x = rnd_vec(120), *y = zeros(120), *sc = rnd_vec(3), *b = rnd_vec(3), eps = 1e-3f;
+    const float *px = x, *ps = sc, *pb = b;
+    const int* pm = inst;
+    void* p[] = KX_ARGS(&px, &ps, &pb, &y, &pm, &C, &mode, &eps);
+    mode = 0;
+    REQUIRE(kx_run("opara_group_norm_f32", 6, 1, 1, 16, 1, 1, p) == 0);
+    for (i = 0; i < 6; ++i) {
+        double m = 0, v = 0;
+        for (j = 0; j < 20; ++j) m += x[i * 20 + j] / 20.0;
+        for (j = 0; j < 20; ++j) v += (x[i * 20 + j] - m) * (x[i * 20 + j] - m) / 20.0;
+        for (j = 0; j < 20; ++j) CHECK_NEAR((x[i * 20 + j] - m) / sqrt(v + eps) * sc[i % 3] + b[i % 3], y[i * 20 + j], 1e-4);
+    }
+    mode = 1, pm = mvn, eps = 1e-9f;
+    REQUIRE(kx_run("opara_group_norm_f32", 3, 1, 1, 16, 1, 1, p) == 0);
+    for (c = 0; c < 3; ++c) {
+        double m = 0, v = 0;
+        for (i = 0; i < 2; ++i)
+            for (j = 0; j < 20; ++j) m += x[(i * 3 + c) * 20 + j] / 40.0;
+        for (i = 0; i < 2; ++i)
+            for (j = 0; j < 20; ++j) v += (x[(i * 3 + c) * 20 + j] - m) * (x[(i * 3 + c) * 20 + j] - m) / 40.0;
+        for (i = 0; i < 2; ++i)
+            for (j = 0; j < 20; ++j) CHECK_NEAR((x[(i * 3 + c) * 20 + j] - m) / sqrt(v), y[(i * 3 + c) * 20 + j], 1e-4);
+    }
+    free(x), free(y), free(sc), free(b);
+}
+
+/* LRN over [1, 5, 4] with size 3, PRelu with a per-channel slope, Shrink, GlobalMaxPool with a NaN. */
+OT_TEST(lrn_prelu_shrink_global_max_match_definitions) {
+    int n = 20, C = 5, inner = 4, size = 3, i, cc, meta[] = {2, 5, 4, 4, 1, 1, 0};
+    float *x = rnd_vec(20), *y = zeros(20), alpha = 0.1f, beta = 0.75f, bias = 2.0f, *slope = rnd_vec(5);
+    float lambd = 0.3f, sb = 0.1f, m[5], *pm5 = m;
+    const float *px = x, *pslope = slope;
+    const int* pmeta = meta;
+    void* pl[] = KX_ARGS(&px, &y, &n, &C, &inner, &size, &alpha, &beta, &bias);
+    void* pp[] = KX_ARGS(&px, &pslope, &y, &n, &pmeta);
+    void* ps[] = KX_ARGS(&px, &y, &n, &lambd, &sb);
+    void* pg[] = KX_ARGS(&px, &pm5, &inner);
+    REQUIRE(kx_run("opara_lrn_f32", 1, 1, 1, 32, 1, 1, pl) == 0);
+    for (i = 0; i < n; ++i) {
+        int c = i / inner;
+        double s = 0;
+        for (cc = c - 1; cc <= c + 1; ++cc)
+            if (cc >= 0 && cc < C) s += (double)x[cc * inner + i % inner] * x[cc * inner + i % inner];
+        CHECK_NEAR(x[i] / pow(bias + alpha / size * s, beta), y[i], 1e-5);
+    }
+    REQUIRE(kx_run("opara_prelu_f32", 1, 1, 1, 32, 1, 1, pp) == 0);
+    for (i = 0; i < n; ++i) CHECK_NEAR(x[i] < 0 ? x[i] * slope[i / inner] : x[i], y[i], 1e-7);
+    REQUIRE(kx_run("opara_shrink_f32", 1, 1, 1, 32, 1, 1, ps) == 0);
+    for (i = 0; i < n; ++i) CHECK_NEAR(x[i] < -lambd ? x[i] + sb : x[i] > lambd ? x[i] - sb : 0.0, y[i], 1e-7);
+    x[6] = NAN;
+    REQUIRE(kx_run("opara_global_max_f32", 5, 1, 1, 4, 1, 1, pg) == 0);
+    for (i = 0; i < 5; ++i) {
+        float want = x[i * 4];
+        for (cc = 1; cc < 4; ++cc) want = x[i * 4 + cc] > want ? x[i * 4 + cc] : want;
+        if (i == 1) CHECK(m[i] != m[i]);
+        else CHECK_NEAR(want, m[i], 0);
+    }
+    free(x), free(y), free(slope);
+}
+
+/* MaxPool's Indices (row- and column-major), then MaxUnpool puts the maxima back where they were. */
+OT_TEST(maxpool_indices_and_unpool_round_trip) {
+    int nc = 2, H = 4, W = 6, OH = 2, OW = 3, k = 2, s = 2, zero = 0, one = 1, order, i, n_in = 12, n_out = 48, plane = 6;
+    float *x = rnd_vec(48), *y = zeros(12), *back = zeros(48);
+    long long idx[12], *pi = idx;
+    const float* px = x;
+    for (order = 0; order < 2; ++order) {
+        void* p[] = KX_ARGS(&px, &y, &pi, &nc, &H, &W, &OH, &OW, &k, &k, &s, &s, &zero, &zero, &one, &one, &order);
+        REQUIRE(kx_run("opara_maxpool2d_idx_f32", 1, 1, 1, 32, 1, 1, p) == 0);
+        for (i = 0; i < 12; ++i) {
+            int q = i % OW, r = (i / OW) % OH, c = i / 6, a, b, bh = 0, bw = 0;
+            float best = -1e30f;
+            for (a = 0; a < 2; ++a)
+                for (b = 0; b < 2; ++b)
+                    if (x[(c * H + 2 * r + a) * W + 2 * q + b] > best) best = x[(c * H + 2 * r + a) * W + 2 * q + b], bh = 2 * r + a, bw = 2 * q + b;
+            CHECK_NEAR(best, y[i], 0);
+            CHECK_EQ(idx[i], (long long)c * H * W + (order ? bw * H + bh : bh * W + bw));
+        }
+    }
+    {
+        const float* py = y;
+        const long long* pidx = idx;
+        int phase;
+        order = 0;
+        {
+            void* p[] = KX_ARGS(&px, &y, &pi, &nc, &H, &W, &OH, &OW, &k, &k, &s, &s, &zero, &zero, &one, &one, &order);
+            REQUIRE(kx_run("opara_maxpool2d_idx_f32", 1, 1, 1, 32, 1, 1, p) == 0);
+        }
+        for (phase = 0; phase < 2; ++phase) {
+            void* p[] = KX_ARGS(&py, &pidx, &back, &phase, &n_in, &n_out, &plane, &H, &W, &H, &W);
+            REQUIRE(kx_run("opara_max_unpool_f32", 1, 1, 1, 32, 1, 1, p) == 0);
+        }
+        for (i = 0; i < 12; ++i) CHECK_NEAR(y[i], back[idx[i]], 0);
+        {
+            double nonzero = 0;
+            for (i = 0; i < 48; ++i) nonzero += back[i] != 0.0f;
+            CHECK_EQ((long long)nonzero, 12);
+        }
+    }
+    free(x), free(y), free(back);
+}
+
 /* ---- gather, pad, resize --------------------------------------------------------------------------- */
 
 OT_TEST(gather_with_negative_indices) {
@@ -1181,7 +1287,10 @@ OT_TEST(every_kernel_entry_is_registered_once) {
                            "opara_gather_nd", "opara_scatter_nd", "opara_tile", "opara_trilu", "opara_eye_like",
                            "opara_size", "opara_one_hot", "opara_reverse_sequence", "opara_reduce_f32",
                            "opara_arg_reduce_f32", "opara_hardmax_f32", "opara_log_softmax_f32", "opara_cum_sum",
-                           "opara_logic_binary", "opara_logic_unary", "opara_variadic_step"};
+                           "opara_logic_binary", "opara_logic_unary", "opara_variadic_step", "opara_group_norm_f32",
+                           "opara_global_max_f32", "opara_lrn_f32", "opara_prelu_f32", "opara_shrink_f32",
+                           "opara_dropout", "opara_maxpool2d_idx_f32", "opara_max_unpool_f32",
+                           "opara_resize_taps4_f32"};
     const opara_kernel_entry* e;
     int i, count = 0;
     for (i = 0; i < (int)(sizeof names / sizeof names[0]); ++i) CHECK(kx_find(names[i]) != NULL);
@@ -1219,6 +1328,9 @@ static const opara_test_case tests[] = {
     OT_CASE(quantize_dequantize_match_definitions),
     OT_CASE(dynamic_quantize_matches_onnx_formula),
     OT_CASE(batch_norm_affine_matches_definition),
+    OT_CASE(group_norm_instance_and_mvn),
+    OT_CASE(lrn_prelu_shrink_global_max_match_definitions),
+    OT_CASE(maxpool_indices_and_unpool_round_trip),
     OT_CASE(bias_act_broadcasts_like_gemm_c),
     OT_CASE(sgemm_all_transposes_batches_and_c_modes),
     OT_CASE(implicit_gemm_conv_matches_direct_convolution),

@@ -85,6 +85,29 @@ static void add_one_op(opara_builder* b, const char* op, int32_t xr, const int64
         opara_builder_add_constant(b, "c3", OPARA_DTYPE_F32, 1, dv, ones, (size_t)c * 4);
         opara_builder_add_constant(b, "c4", OPARA_DTYPE_F32, 1, dv, ones, (size_t)c * 4);
         n_in = 5;
+    } else if (!strcmp(op, "PRelu")) {
+        opara_builder_add_constant(b, "c1", OPARA_DTYPE_F32, 1, one, ones, 4);
+        n_in = 2;
+    } else if (!strcmp(op, "InstanceNormalization")) {
+        opara_builder_add_constant(b, "c1", OPARA_DTYPE_F32, 1, dv, ones, (size_t)c * 4);
+        opara_builder_add_constant(b, "c2", OPARA_DTYPE_F32, 1, dv, ones, (size_t)c * 4);
+        n_in = 3;
+    } else if (!strcmp(op, "Einsum")) {
+        static const char eq[] = "abcd->dcba";
+        opara_attr s;
+        memset(&s, 0, sizeof s);
+        s.name = "equation";
+        s.type = OPARA_ATTR_STRING;
+        s.count = (uint32_t)strlen(eq);
+        s.v.s = eq;
+        a[n_attr++] = s;
+    } else if (!strcmp(op, "LRN")) {
+        a[n_attr++] = attr_int("size", 3);
+    } else if (!strcmp(op, "MaxUnpool")) {
+        int64_t zeros[64] = {0};
+        opara_builder_add_constant(b, "c1", OPARA_DTYPE_I64, xr, xd, zeros, (size_t)numel(xr, xd) * 8);
+        a[n_attr++] = attr_ints("kernel_shape", k2, 2);
+        n_in = 2;
     } else if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
                !strcmp(op, "Pow") || !strcmp(op, "Concat")) {
         ins[1] = "x";

@@ -1593,6 +1593,67 @@ OT_TEST(public_api_builds_a_valid_model) {
 
 /* ---- ONNX node test models -------------------------------------------------------------------- */
 
+/* What the importer makes of the operators whose ONNX form differs from the IR's: Upsample as an
+   asymmetric/floor Resize with its scales input as the attribute, MaxUnpool's output_shape input as
+   the attribute, Dropout's mask and MaxPool's Indices typed bool and i64, PRelu-6's per-channel
+   slope as a [C, 1, 1] constant. */
+OT_TEST(norm_family_imports_in_canonical_form) {
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    const opara__value* slope;
+    const opara__attr* a;
+    uint32_t n;
+    const int64_t* v;
+    const float* f;
+    static const int64_t xd[4] = {1, 1, 2, 2}, four[1] = {4}, scales[4] = {1, 1, 2, 3}, os[4] = {1, 1, 5, 5};
+    pbw gr = {0, 0, 0}, gu = {0, 0, 0}, at = {0, 0, 0}, m;
+    REQUIRE(rt);
+    /* Upsample-9 with an (integer) scales initializer, MaxUnpool-11 with output_shape */
+    pbw_tensor_i64(&gr, 5, "scales", four, 1, scales);
+    pbw_node(&gr, "Upsample", "up", L("x", "scales", NULL), L("y", NULL, NULL), NULL);
+    pbw_value_info(&gr, 11, "x", 1, xd, 4);
+    pbw_value_info(&gr, 12, "y", 1, NULL, -1);
+    m = pbw_model(7, 9, &gr);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    CHECK_EQ(g.nodes[0].op, OPARA__OP_RESIZE);
+    a = opara__node_attr(&g.nodes[0], "scales");
+    f = a && a->type == OPARA__ATTR_FLOATS ? a->v.floats : NULL;
+    CHECK(f && a->count == 4 && f[2] == 2.0f && f[3] == 3.0f);
+    CHECK_STR(opara__attr_string(&g.nodes[0], "coordinate_transformation_mode", ""), "asymmetric");
+    CHECK_STR(opara__attr_string(&g.nodes[0], "nearest_mode", ""), "floor");
+    opara__graph_free(&g);
+    pbw_tensor_i64(&gu, 5, "os", four, 1, os);
+    pbw_tensor_i64(&gu, 5, "idx", xd, 4, scales);
+    pbw_attr_ints(&at, "kernel_shape", xd + 2, 2);
+    pbw_node(&gu, "MaxUnpool", "un", L("x", "idx", "os"), L("y", NULL, NULL), &at);
+    pbw_value_info(&gu, 11, "x", 1, xd, 4);
+    pbw_value_info(&gu, 12, "y", 1, NULL, -1);
+    m = pbw_model(7, 11, &gu);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    CHECK(g.nodes[0].op == OPARA__OP_MAX_UNPOOL && g.nodes[0].n_inputs == 2);
+    v = opara__attr_ints(&g.nodes[0], "output_shape", &n);
+    CHECK(v && n == 4 && v[2] == 5 && v[3] == 5);
+    opara__graph_free(&g);
+    if (!have_data()) {
+        opara_runtime_destroy(rt);
+        SKIP("%s not installed (make onnx-testdata)", DATA);
+    }
+    REQUIRE(opara__onnx_import_file(rt, DATA "/node/test_dropout_default_mask/model.onnx", NULL, NULL, &g) == OPARA_OK);
+    CHECK(g.n_nodes == 1 && g.nodes[0].n_outputs == 2 && g.values[g.nodes[0].outputs[1]].dtype == OPARA_DTYPE_BOOL);
+    opara__graph_free(&g);
+    REQUIRE(opara__onnx_import_file(rt, DATA "/node/test_maxpool_with_argmax_2d_precomputed_strides/model.onnx", NULL, NULL,
+                                    &g) == OPARA_OK);
+    CHECK(g.n_nodes == 1 && g.nodes[0].n_outputs == 2 && g.values[g.nodes[0].outputs[1]].dtype == OPARA_DTYPE_I64);
+    opara__graph_free(&g);
+    REQUIRE(opara__onnx_import_file(rt, DATA "/pytorch-converted/test_PReLU_2d_multiparam/model.onnx", NULL, NULL, &g) ==
+            OPARA_OK);
+    slope = &g.values[g.nodes[0].inputs[1]];
+    CHECK(slope->kind == OPARA__VALUE_CONST && slope->shape.ndim == 3 && slope->shape.dims[0] == 3 &&
+          slope->shape.dims[1] == 1 && slope->shape.dims[2] == 1);
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
 OT_TEST(node_test_models_structure) {
     static const struct {
         const char* test;
@@ -1604,6 +1665,12 @@ OT_TEST(node_test_models_structure) {
         {"test_maxpool_2d_pads", OPARA__OP_MAX_POOL, 1}, {"test_layer_normalization_4d_axis1", OPARA__OP_LAYER_NORM, 3},
         {"test_batchnorm_example", OPARA__OP_BATCH_NORM, 5}, {"test_concat_3d_axis_negative_2", OPARA__OP_CONCAT, 2},
         {"test_matmul_4d", OPARA__OP_MATMUL, 2}, {"test_where_example", OPARA__OP_WHERE, 3},
+        {"test_prelu_broadcast", OPARA__OP_PRELU, 2}, {"test_instancenorm_example", OPARA__OP_INSTANCE_NORM, 3},
+        {"test_lrn", OPARA__OP_LRN, 1}, {"test_mvn", OPARA__OP_MVN, 1}, {"test_shrink_soft", OPARA__OP_SHRINK, 1},
+        {"test_globalmaxpool", OPARA__OP_GLOBAL_MAX_POOL, 1},
+        {"test_maxunpool_export_without_output_shape", OPARA__OP_MAX_UNPOOL, 2},
+        {"test_maxpool_with_argmax_2d_precomputed_pads", OPARA__OP_MAX_POOL, 1},
+        {"test_dropout_default_mask", OPARA__OP_DROPOUT, 1},
     };
     opara_runtime* rt = new_rt();
     size_t i;
@@ -1862,7 +1929,8 @@ static const opara_test_case tests[] = {
     OT_CASE(resize_18_features_we_lack_are_refused),
     OT_CASE(symbolic_dims_need_values),
     OT_CASE(external_data_stays_inside_the_model_directory), OT_CASE(unreadable_external_data_is_refused_before_allocating), OT_CASE(public_api_builds_a_valid_model),
-    OT_CASE(node_test_models_structure), OT_CASE(testdata_conversion_coverage),
+    OT_CASE(node_test_models_structure),
+    OT_CASE(norm_family_imports_in_canonical_form), OT_CASE(testdata_conversion_coverage),
     OT_CASE(zoo_models_convert_with_expected_node_counts),
 };
 

@@ -281,6 +281,114 @@ static void case_batch_norm(op_case* c) {
     node(c, ins, 1, 1, a);
 }
 
+/* PRelu: slope per channel [C, 1, 1], a single value, and along the last dim; NaN/Inf in x. */
+static void case_prelu(op_case* c) {
+    int64_t ch[3] = {X4[c->v][1], 1, 1}, one[1] = {1}, last[1] = {X4[c->v][3]};
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
+    c->in[0].specials = 1;
+    if (c->v == 0) weights(c, "w", 3, ch, -0.5, 0.5);
+    else if (c->v == 1) weights(c, "w", 1, one, 0.1, 0.3);
+    else input(c, "w", OPARA_DTYPE_F32, 1, last, -1, 1);
+    node(c, IN_XW, 1, 0, NULL);
+}
+
+static void case_instance_norm(op_case* c) {
+    static const char* const ins[] = {"x", "s", "b", NULL};
+    int64_t ch[1];
+    opara_attr a[1];
+    ch[0] = X4[c->v][1];
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
+    weights(c, "s", 1, ch, 0.5, 1.5);
+    weights(c, "b", 1, ch, -1, 1);
+    a[0] = attr_float("epsilon", 1e-3f);
+    c->atol = c->rtol = 1e-4;
+    node(c, ins, 1, c->v == 1 ? 1 : 0, a);
+}
+
+/* LRN: windows of 3 (default alpha, beta, bias), 5 and 2 (even: one more channel after than before). */
+static void case_lrn(op_case* c) {
+    static const int64_t sizes[N_VARIANTS] = {3, 5, 2};
+    opara_attr a[4];
+    a[0] = attr_int("size", sizes[c->v]);
+    a[1] = attr_float("alpha", 0.02f);
+    a[2] = attr_float("beta", 0.6f);
+    a[3] = attr_float("bias", 2.0f);
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
+    c->atol = c->rtol = 1e-5;
+    node(c, IN_X, 1, c->v == 0 ? 1 : 4, a);
+}
+
+/* MeanVarianceNormalization: the default axes (0, 2, 3), [2, 3] and [1, 2, 3]. */
+static void case_mvn(op_case* c) {
+    static const int64_t ax23[2] = {2, 3}, ax123[3] = {1, 2, 3};
+    opara_attr a[1];
+    a[0] = c->v == 1 ? attr_ints("axes", ax23, 2) : attr_ints("axes", ax123, 3);
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
+    c->atol = c->rtol = 1e-4;
+    node(c, IN_X, 1, c->v == 0 ? 0 : 1, a);
+}
+
+/* Shrink: ONNX's defaults, then lambd and bias; NaN/Inf in x. */
+static void case_shrink(op_case* c) {
+    opara_attr a[2];
+    a[0] = attr_float("lambd", c->v == 1 ? 1.0f : 1.5f);
+    a[1] = attr_float("bias", c->v == 1 ? 0.25f : -0.5f);
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
+    c->in[0].specials = 1;
+    node(c, IN_X, 1, c->v == 0 ? 0 : 2, a);
+}
+
+static void case_global_max_pool(op_case* c) {
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
+    c->in[0].specials = c->v == 1; /* a NaN in a window gives NaN */
+    node(c, IN_X, 1, 0, NULL);
+}
+
+/* MaxUnpool of X4 with a 2x2 window, stride 2, indices one element of each window (as MaxPool's),
+   into the unpooled shape, and in variant 1 a larger output_shape. */
+static void case_max_unpool(op_case* c) {
+    static const int64_t k[2] = {2, 2};
+    const int64_t* d = X4[c->v];
+    int64_t n = numel(4, d), i, os[4] = {d[0], d[1], 2 * d[2] + 1, 2 * d[3] + 2};
+    int64_t* idx = (int64_t*)malloc((size_t)n * sizeof *idx);
+    opara_attr a[3];
+    for (i = 0; i < n; ++i) { /* element (i / (h w), y, x) of X from window row 2y + dy, column 2x + dx */
+        int64_t plane = i / (d[2] * d[3]), y = i / d[3] % d[2], x = i % d[3];
+        int64_t dy = (int64_t)rnd(c, 0, 1.999), dx = (int64_t)rnd(c, 0, 1.999);
+        idx[i] = plane * 4 * d[2] * d[3] + (2 * y + dy) * 2 * d[3] + 2 * x + dx;
+    }
+    input(c, "x", OPARA_DTYPE_F32, 4, d, -3, 3);
+    ints(c, "w", 4, d, idx);
+    free(idx);
+    a[0] = attr_ints("kernel_shape", k, 2);
+    a[1] = attr_ints("strides", k, 2);
+    a[2] = attr_ints("output_shape", os, 4);
+    node(c, IN_XW, 1, c->v == 1 ? 3 : 2, a);
+}
+
+/* Dropout (inference) with its mask; NaN/Inf pass through. */
+static void case_dropout(op_case* c) {
+    input(c, "x", OPARA_DTYPE_F32, 4, X4[c->v], -3, 3);
+    c->in[0].specials = 1;
+    node(c, IN_X, 2, 0, NULL);
+}
+
+/* Einsum (CPU only): a batch matmul, a transpose with a sum, and a per-batch diagonal over an ellipsis. */
+static void case_einsum(op_case* c) {
+    static const char* const eq[N_VARIANTS] = {"bij,bjk->bik", "nchw->nwc", "...ii->...i"};
+    static const int64_t a[3] = {3, 4, 5}, b[3] = {3, 5, 2}, sq[4] = {2, 3, 4, 4};
+    opara_attr at[1];
+    at[0] = attr_str("equation", eq[c->v]);
+    if (c->v == 0) {
+        input(c, "x", OPARA_DTYPE_F32, 3, a, -2, 2);
+        input(c, "w", OPARA_DTYPE_F32, 3, b, -2, 2);
+    } else {
+        input(c, "x", OPARA_DTYPE_F32, 4, c->v == 1 ? X4[1] : sq, -2, 2);
+    }
+    c->cuda_refuses = "operator not supported by the CUDA backend"; /* docs/CUDA-BACKEND.md */
+    node(c, c->v == 0 ? IN_XW : IN_X, 1, 1, at);
+}
+
 /* The element-wise activations with their default attributes, and the few that take more. */
 static void case_unary(op_case* c) {
     x4(c);
@@ -925,12 +1033,17 @@ static void case_pad(op_case* c) {
 
 static void case_resize(op_case* c) {
     static const float scales[N_VARIANTS][4] = {{1, 1, 2, 2}, {1, 1, 1.5f, 0.6f}, {1, 1, 2, 3}};
-    static const char* const modes[N_VARIANTS] = {"nearest", "linear", "linear"};
+    static const char* const modes[N_VARIANTS] = {"nearest", "cubic", "linear"};
     static const char* const coords[N_VARIANTS] = {"asymmetric", "half_pixel", "align_corners"};
     static const float last_two[2] = {3, 2}; /* variant 2's scales again, given through axes (opset 18) */
     static const int64_t axes[2] = {-1, 2};
-    opara_attr a[4];
+    opara_attr a[6];
     uint32_t n = 3;
+    if (c->v == 1) { /* cubic with ONNX Runtime's other kernel (a = -0.5) and taps outside renormalized */
+        a[n++] = attr_float("cubic_coeff_a", -0.5f);
+        a[n++] = attr_int("exclude_outside", 1);
+        c->atol = c->rtol = 1e-4;
+    }
     a[0] = c->v == 2 ? attr_floats("scales", last_two, 2) : attr_floats("scales", scales[c->v], 4);
     a[1] = attr_str("mode", modes[c->v]);
     a[2] = attr_str("coordinate_transformation_mode", coords[c->v]);
@@ -956,6 +1069,15 @@ static const struct {
     {"AveragePool", case_pool},
     {"GlobalAveragePool", case_unary},
     {"BatchNormalization", case_batch_norm},
+    {"PRelu", case_prelu},
+    {"InstanceNormalization", case_instance_norm},
+    {"LRN", case_lrn},
+    {"MeanVarianceNormalization", case_mvn},
+    {"Shrink", case_shrink},
+    {"GlobalMaxPool", case_global_max_pool},
+    {"MaxUnpool", case_max_unpool},
+    {"Dropout", case_dropout},
+    {"Einsum", case_einsum},
     {"Relu", case_unary},
     {"LeakyRelu", case_leaky_relu},
     {"Sigmoid", case_unary},

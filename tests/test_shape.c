@@ -115,7 +115,7 @@ static opara_result run(one* t, opara__op op, uint32_t n_in, const opara__shape*
     one_init(t);
     for (k = 0; k < n_in; ++k) {
         int seq_lens = (op == OPARA__OP_LSTM || op == OPARA__OP_GRU || op == OPARA__OP_RNN) && k == 4;
-        opara_dtype dt = op == OPARA__OP_GATHER && k == 1 ? OPARA_DTYPE_I64 : op == OPARA__OP_WHERE && k == 0 ? OPARA_DTYPE_BOOL :
+        opara_dtype dt = (op == OPARA__OP_GATHER || op == OPARA__OP_MAX_UNPOOL) && k == 1 ? OPARA_DTYPE_I64 : op == OPARA__OP_WHERE && k == 0 ? OPARA_DTYPE_BOOL :
                          seq_lens ? OPARA_DTYPE_I32 : F32;
         if (k == 1 && (op == OPARA__OP_GATHER_ELEMENTS || op == OPARA__OP_SCATTER_ELEMENTS || op == OPARA__OP_SCATTER ||
                        op == OPARA__OP_GATHER_ND || op == OPARA__OP_SCATTER_ND || op == OPARA__OP_REVERSE_SEQUENCE))
@@ -291,6 +291,79 @@ OT_TEST(batch_norm_checks_channels) {
     opara__shape bad[] = {shp(4, 2, 3, 4, 5), shp(1, 3), shp(1, 4), shp(1, 3), shp(1, 3)};
     EXPECT1(OPARA__OP_BATCH_NORM, ok, NULL, shp(4, 2, 3, 4, 5));
     EXPECT_FAIL(OPARA__OP_BATCH_NORM, bad, NULL);
+}
+
+static void a_size3(one* t) { opara__node_set_int(&t->g, t->node, "size", 3); }
+static void a_axes_bad(one* t) { set_ints(t, "axes", 1, 5); }
+static void a_unpool_k2(one* t) { set_ints(t, "kernel_shape", 2, 2, 2); set_ints(t, "strides", 2, 2, 2); }
+static void a_unpool_k2_os(one* t) { a_unpool_k2(t); set_ints(t, "output_shape", 4, 1, 1, 5, 5); }
+static void a_unpool_os_bad(one* t) { a_unpool_k2(t); set_ints(t, "output_shape", 4, 1, 2, 5, 5); }
+
+OT_TEST(norm_and_pool_family_shapes) {
+    opara__shape pr_last[] = {shp(3, 3, 4, 5), shp(1, 5)}, pr_ch[] = {shp(4, 2, 3, 4, 5), shp(3, 3, 1, 1)};
+    opara__shape pr_bad[] = {shp(3, 3, 4, 5), shp(1, 4)}, pr_grows[] = {shp(2, 4, 5), shp(3, 2, 4, 5)};
+    opara__shape in_ok[] = {shp(4, 2, 3, 4, 5), shp(1, 3), shp(1, 3)}, in_bad[] = {shp(4, 2, 3, 4, 5), shp(1, 3), shp(1, 4)};
+    opara__shape in_rank2[] = {shp(2, 2, 3), shp(1, 3), shp(1, 3)}, x[] = {shp(4, 5, 5, 5, 5)}, g[] = {shp(4, 1, 3, 28, 28)};
+    opara__shape up[] = {shp(4, 1, 1, 2, 2), shp(4, 1, 1, 2, 2)}, up_bad[] = {shp(4, 1, 1, 2, 2), shp(4, 1, 1, 2, 3)};
+    EXPECT1(OPARA__OP_PRELU, pr_last, NULL, shp(3, 3, 4, 5));      /* test_prelu_broadcast */
+    EXPECT1(OPARA__OP_PRELU, pr_ch, NULL, shp(4, 2, 3, 4, 5));
+    EXPECT_FAIL(OPARA__OP_PRELU, pr_bad, NULL);
+    EXPECT_FAIL(OPARA__OP_PRELU, pr_grows, NULL);                  /* the slope may not enlarge X */
+    EXPECT1(OPARA__OP_INSTANCE_NORM, in_ok, NULL, shp(4, 2, 3, 4, 5));
+    EXPECT_FAIL(OPARA__OP_INSTANCE_NORM, in_bad, NULL);
+    EXPECT_FAIL(OPARA__OP_INSTANCE_NORM, in_rank2, NULL);
+    EXPECT1(OPARA__OP_LRN, x, a_size3, shp(4, 5, 5, 5, 5));        /* test_lrn */
+    EXPECT_FAIL(OPARA__OP_LRN, x, NULL);                           /* size is required */
+    EXPECT1(OPARA__OP_MVN, x, NULL, shp(4, 5, 5, 5, 5));
+    EXPECT_FAIL(OPARA__OP_MVN, x, a_axes_bad);
+    EXPECT1(OPARA__OP_SHRINK, x, NULL, shp(4, 5, 5, 5, 5));
+    EXPECT1(OPARA__OP_GLOBAL_MAX_POOL, g, NULL, shp(4, 1, 3, 1, 1)); /* test_globalmaxpool */
+    EXPECT1(OPARA__OP_MAX_UNPOOL, up, a_unpool_k2, shp(4, 1, 1, 4, 4)); /* test_maxunpool_export_without_output_shape */
+    EXPECT1(OPARA__OP_MAX_UNPOOL, up, a_unpool_k2_os, shp(4, 1, 1, 5, 5));
+    EXPECT_FAIL(OPARA__OP_MAX_UNPOOL, up, NULL);                   /* kernel_shape is required */
+    EXPECT_FAIL(OPARA__OP_MAX_UNPOOL, up, a_unpool_os_bad);        /* output_shape changes C */
+    EXPECT_FAIL(OPARA__OP_MAX_UNPOOL, up_bad, a_unpool_k2);        /* I is not shaped like X */
+}
+
+static void a_eq_bmm(one* t) { opara__node_set_string(&t->g, t->node, "equation", "bij, bjk -> bik"); }
+static void a_eq_implicit(one* t) { opara__node_set_string(&t->g, t->node, "equation", "ij,jk"); }
+static void a_eq_diag(one* t) { opara__node_set_string(&t->g, t->node, "equation", "...ii->...i"); }
+static void a_eq_bad(one* t) { opara__node_set_string(&t->g, t->node, "equation", "ij,jk->iq"); }
+
+static opara_result record_of(one* t, opara__op op, uint32_t n_in, const opara__shape* ins, attrs_fn attrs,
+                              opara__node_params* p);
+
+OT_TEST(einsum_shapes_and_strides) {
+    opara__shape bmm[] = {shp(3, 5, 2, 3), shp(3, 5, 3, 4)}, mm[] = {shp(2, 2, 3), shp(2, 3, 4)}, diag[] = {shp(3, 3, 5, 5)};
+    opara__shape bad[] = {shp(3, 5, 2, 3), shp(3, 5, 4, 4)};
+    opara__node_params p;
+    one t;
+    EXPECT1(OPARA__OP_EINSUM, bmm, a_eq_bmm, shp(3, 5, 2, 4)); /* test_einsum_batch_matmul */
+    EXPECT1(OPARA__OP_EINSUM, mm, a_eq_implicit, shp(2, 2, 4)); /* implicit output: i, k (used once) */
+    EXPECT1(OPARA__OP_EINSUM, diag, a_eq_diag, shp(2, 3, 5));   /* test_einsum_batch_diagonal */
+    EXPECT_FAIL(OPARA__OP_EINSUM, bad, a_eq_bmm);               /* j is 3 and 4 */
+    EXPECT_FAIL(OPARA__OP_EINSUM, mm, a_eq_bad);                /* q is no operand's */
+    /* the diagonal: output i reads x[b, i, i], stride 5 + 1; b has stride 25; nothing is summed */
+    REQUIRE(record_of(&t, OPARA__OP_EINSUM, 1, diag, a_eq_diag, &p) == OPARA_OK);
+    CHECK(p.u.einsum.n_sum == 0 && p.u.einsum.out_strides[0][0] == 25 && p.u.einsum.out_strides[0][1] == 6);
+    one_free(&t);
+    /* the batch matmul sums j: stride 1 in the first operand, 4 in the second */
+    REQUIRE(record_of(&t, OPARA__OP_EINSUM, 2, bmm, a_eq_bmm, &p) == OPARA_OK);
+    CHECK(p.u.einsum.n_sum == 1 && p.u.einsum.sum_dims[0] == 3 && p.u.einsum.sum_strides[0][0] == 1 &&
+          p.u.einsum.sum_strides[1][0] == 4);
+    CHECK(p.u.einsum.out_strides[0][1] == 3 && p.u.einsum.out_strides[1][1] == 0 && p.u.einsum.out_strides[1][2] == 1);
+    one_free(&t);
+}
+
+OT_TEST(dropout_mask_is_bool) {
+    one t;
+    opara__shape x[] = {shp(3, 3, 4, 5)};
+    REQUIRE(run(&t, OPARA__OP_DROPOUT, 1, x, 2, NULL) == OPARA_OK);
+    CHECK_SHAPE(&t.shapes[t.outs[0]], shp(3, 3, 4, 5));
+    CHECK_SHAPE(&t.shapes[t.outs[1]], shp(3, 3, 4, 5));
+    CHECK_EQ(t.dtypes[t.outs[0]], OPARA_DTYPE_F32);
+    CHECK_EQ(t.dtypes[t.outs[1]], OPARA_DTYPE_BOOL);
+    one_free(&t);
 }
 
 /* ---- elementwise ----------------------------------------------------------------------------- */
@@ -1353,6 +1426,59 @@ OT_TEST(record_resolves_index_attributes) {
     one_free(&t);
 }
 
+static void a_lrn(one* t) {
+    opara__node_set_int(&t->g, t->node, "size", 5);
+    opara__node_set_float(&t->g, t->node, "alpha", 0.5f);
+}
+static void a_axes_23(one* t) { set_ints(t, "axes", 2, 2, -1); }
+static void a_shrink(one* t) { opara__node_set_float(&t->g, t->node, "bias", 1.5f); }
+static void a_cubic(one* t) {
+    set_ints(t, "sizes", 4, 1, 1, 8, 8);
+    opara__node_set_string(&t->g, t->node, "mode", "cubic");
+    opara__node_set_int(&t->g, t->node, "exclude_outside", 1);
+}
+
+OT_TEST(record_of_the_norm_family) {
+    opara__shape x[] = {shp(4, 1, 3, 4, 4)};
+    opara__node_params p;
+    one t;
+    REQUIRE(record_of(&t, OPARA__OP_LRN, 1, x, a_lrn, &p) == OPARA_OK); /* ONNX's defaults for the others */
+    CHECK(p.u.lrn.size == 5 && p.u.lrn.alpha == 0.5f && p.u.lrn.beta == 0.75f && p.u.lrn.bias == 1.0f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_MVN, 1, x, NULL, &p) == OPARA_OK); /* default axes 0, 2, 3 */
+    CHECK(p.u.reduce.axes[0] && !p.u.reduce.axes[1] && p.u.reduce.axes[2] && p.u.reduce.axes[3]);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_MVN, 1, x, a_axes_23, &p) == OPARA_OK);
+    CHECK(!p.u.reduce.axes[0] && !p.u.reduce.axes[1] && p.u.reduce.axes[2] && p.u.reduce.axes[3]);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_SHRINK, 1, x, a_shrink, &p) == OPARA_OK);
+    CHECK(p.u.activation.alpha == 0.5f && p.u.activation.beta == 1.5f);
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_INSTANCE_NORM, 1, x, NULL, &p) != OPARA_OK); /* needs scale and B */
+    one_free(&t);
+    REQUIRE(record_of(&t, OPARA__OP_RESIZE, 1, x, a_cubic, &p) == OPARA_OK);
+    CHECK(p.u.resize.mode == OPARA__RESIZE_CUBIC && p.u.resize.cubic_coeff_a == -0.75f && p.u.resize.exclude_outside);
+    one_free(&t);
+}
+
+OT_TEST(cubic_taps_follow_onnx) {
+    opara__resize_params rp;
+    int64_t idx[4];
+    float w[4];
+    memset(&rp, 0, sizeof rp);
+    rp.coord = OPARA__RESIZE_ASYMMETRIC;
+    rp.cubic_coeff_a = -0.75f;
+    rp.scale[0] = 2.0f;
+    /* output 1 of 4 -> input 0.5: taps -1 (clamped to 0), 0, 1, 2 with Keys' weights at 1.5, 0.5, 0.5, 1.5 */
+    REQUIRE(opara__resize_cubic_taps(&rp, 0, 1, 4, 8, idx, w));
+    CHECK(idx[0] == 0 && idx[1] == 0 && idx[2] == 1 && idx[3] == 2);
+    CHECK(fabsf(w[0] + 0.09375f) < 1e-6f && fabsf(w[1] - 0.59375f) < 1e-6f && fabsf(w[2] - 0.59375f) < 1e-6f &&
+          fabsf(w[3] + 0.09375f) < 1e-6f);
+    rp.exclude_outside = 1; /* tap -1 weighs 0, the rest sum to 1 */
+    REQUIRE(opara__resize_cubic_taps(&rp, 0, 1, 4, 8, idx, w));
+    CHECK(w[0] == 0.0f && fabsf(w[1] + w[2] + w[3] - 1.0f) < 1e-6f && fabsf(w[1] - 0.59375f / 1.09375f) < 1e-6f);
+}
+
 OT_TEST(record_resolves_auto_pad_and_defaults) {
     opara__shape conv[2], ct[2], pool = shp(4, 1, 1, 6, 6);
     opara__node_params p;
@@ -1684,6 +1810,11 @@ static const opara_test_case tests[] = {
     OT_CASE(pools_follow_onnx),
     OT_CASE(maxpool_indices_output_is_i64),
     OT_CASE(batch_norm_checks_channels),
+    OT_CASE(norm_and_pool_family_shapes),
+    OT_CASE(dropout_mask_is_bool),
+    OT_CASE(einsum_shapes_and_strides),
+    OT_CASE(record_of_the_norm_family),
+    OT_CASE(cubic_taps_follow_onnx),
     OT_CASE(broadcasting_is_numpy),
     OT_CASE(unary_ops_keep_the_shape),
     OT_CASE(softmax_axis_is_checked),

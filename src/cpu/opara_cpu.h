@@ -177,12 +177,14 @@ typedef enum opara__cpu_unary {
     OPARA__UN_NEG, OPARA__UN_ABS, OPARA__UN_EXP, OPARA__UN_LOG, OPARA__UN_RECIPROCAL, OPARA__UN_FLOOR,
     OPARA__UN_CEIL, OPARA__UN_ROUND, OPARA__UN_SIGN, OPARA__UN_SIN, OPARA__UN_COS, OPARA__UN_TAN, OPARA__UN_SOFTPLUS,
     OPARA__UN_SOFTSIGN, OPARA__UN_ELU, OPARA__UN_SELU, OPARA__UN_CELU, OPARA__UN_THRESHOLDED_RELU, OPARA__UN_ASIN,
-    OPARA__UN_ACOS, OPARA__UN_ATAN, OPARA__UN_SINH, OPARA__UN_COSH, OPARA__UN_ASINH, OPARA__UN_ACOSH, OPARA__UN_ATANH
+    OPARA__UN_ACOS, OPARA__UN_ATAN, OPARA__UN_SINH, OPARA__UN_COSH, OPARA__UN_ASINH, OPARA__UN_ACOSH, OPARA__UN_ATANH,
+    OPARA__UN_SHRINK /* alpha: lambd, beta: bias */
 } opara__cpu_unary;
 
 /* The functions of the binary kernel; ADD..DIV are opara__vec_binary_f32's kinds 0..3. */
 typedef enum opara__cpu_binary {
-    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW
+    OPARA__BIN_ADD, OPARA__BIN_SUB, OPARA__BIN_MUL, OPARA__BIN_DIV, OPARA__BIN_POW,
+    OPARA__BIN_PRELU /* x < 0 ? x * slope : x */
 } opara__cpu_binary;
 
 #define OPARA__CHUNK 16384 /* elements per work item of element-wise kernels */
@@ -293,6 +295,8 @@ OPARA__PRIVATE opara_result opara__conv_check_out(opara__cpu_op* op, const opara
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_conv.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_conv_transpose(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_max_unpool(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE void opara__max_unpool_explain(const opara__cpu_op* op, char* buf, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gemm(opara__cpu_op* op, char* err, size_t cap); /* opara_cpu_gemm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_matmul(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_matmul_geometry(opara__cpu_op* op, const opara__cpu_tensor* a,
@@ -335,6 +339,7 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_slice(opara__cpu_op* op, char* er
 OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_concat_split(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_dropout(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_index.c; opara__cpu_index_explain: the data error of one of its kernels */
@@ -350,6 +355,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_depth_space(opara__cpu_op* op, ch
 /* opara_cpu_norm.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_layer_norm(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_batch_norm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_instance_norm(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_lrn(opara__cpu_op* op, char* err, size_t cap);
 /* opara_cpu_reduce.c */
 OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_topk(opara__cpu_op* op, char* err, size_t cap);
@@ -360,6 +367,8 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* e
 OPARA__PRIVATE opara_result opara__cpu_prepare_arg_reduce(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_log_softmax(opara__cpu_op* op, char* err, size_t cap);
 OPARA__PRIVATE opara_result opara__cpu_prepare_cum_sum(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_mvn(opara__cpu_op* op, char* err, size_t cap);
+OPARA__PRIVATE opara_result opara__cpu_prepare_einsum(opara__cpu_op* op, char* err, size_t cap);
 
 /* ---- the executor (opara_backend_cpu.c) ------------------------------------------------------- */
 

@@ -758,3 +758,79 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pool(opara__cpu_op* op, char* err
     }
     return OPARA_OK;
 }
+
+/* ---- MaxUnpool ----------------------------------------------------------------------------- */
+
+/* One (n, c) plane per item: zeros, then each X value where its index points. An index is
+   flattened (as MaxPool's Indices) over the unpooled shape the window gives, (in - 1) * stride +
+   kernel - pads per spatial dim; with output_shape that shape's elements keep their coordinates in
+   the (larger) output, as ONNX's reference places them. It must fall in the item's own plane, as
+   MaxPool's indices always do; another is refused (OPARA_ERR_BAD_INDEX), so the planes stay
+   independent across workers. */
+static int opara__unpool_target(const opara__cpu_params* p, size_t item, int64_t idx, int64_t* at) {
+    int64_t plane = opara__prod3(p->in_sp), lo = (int64_t)item * plane, r, c0, c1, c2;
+    if (idx < lo || idx - lo >= plane) return 0;
+    r = idx - lo;
+    c2 = r % p->in_sp[2];
+    c1 = r / p->in_sp[2] % p->in_sp[1];
+    c0 = r / p->in_sp[2] / p->in_sp[1];
+    if (c0 >= p->out_sp[0] || c1 >= p->out_sp[1] || c2 >= p->out_sp[2]) return 0;
+    *at = (c0 * p->out_sp[1] + c1) * p->out_sp[2] + c2;
+    return 1;
+}
+
+static opara_result opara__max_unpool_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    int64_t Pin = p->inner, Pout = opara__prod3(p->out_sp), j, at;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + (int64_t)item * Pin;
+        const int64_t* idx = (const int64_t*)op->in[1].data + (int64_t)item * Pin;
+        float* y = (float*)op->out[0].data + (int64_t)item * Pout;
+        opara__vec_fill(y, (size_t)Pout, 0.0f);
+        for (j = 0; j < Pin; ++j) {
+            if (!opara__unpool_target(p, item, idx[j], &at)) return OPARA_ERR_BAD_INDEX;
+            y[at] = x[j];
+        }
+    }
+    return OPARA_OK;
+}
+
+/* The first index outside its plane, for the error message. */
+OPARA__PRIVATE void opara__max_unpool_explain(const opara__cpu_op* op, char* buf, size_t cap) {
+    int64_t Pin = op->p.inner, total = (int64_t)opara__cpu_numel(&op->in[1]), j, at;
+    const int64_t* idx = (const int64_t*)op->in[1].data;
+    for (j = 0; j < total; ++j) {
+        if (!opara__unpool_target(&op->p, (size_t)(j / Pin), idx[j], &at)) {
+            opara__format(buf, cap, "index %lld (I element %lld) is outside its (N, C) plane of the unpooled output",
+                          (long long)idx[j], (long long)j);
+            return;
+        }
+    }
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_max_unpool(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    const opara__window_params* w;
+    opara__cpu_params* p = &op->p;
+    int32_t k, d;
+    if (!op->params || !op->params->resolved || x->ndim < 3 || x->ndim > 5 || y->ndim != x->ndim ||
+        y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] || op->in[1].dtype != OPARA_DTYPE_I64 ||
+        !opara__cpu_same_dims(&op->in[1], x))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxUnpool: X, I (i64) and Y must be [N, C, 1 to 3 spatial dims] alike");
+    w = &op->params->u.window;
+    k = x->ndim - 2;
+    for (d = 0; d < 3; ++d) p->in_sp[d] = p->out_sp[d] = 1;
+    for (d = 0; d < k; ++d) {
+        p->in_sp[3 - k + d] = (x->dims[2 + d] - 1) * w->strides[d] + w->kernel[d] - w->pads[d] - w->pads[k + d];
+        p->out_sp[3 - k + d] = y->dims[2 + d];
+    }
+    for (d = 0; d < 3; ++d)
+        if (p->in_sp[d] < 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MaxUnpool: the window unpools to an empty shape");
+    p->inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
+    op->work_items = (size_t)(x->dims[0] * x->dims[1]);
+    op->min_items_per_task = 1;
+    op->fn = opara__max_unpool_kernel;
+    return OPARA_OK;
+}

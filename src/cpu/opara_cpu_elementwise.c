@@ -71,6 +71,7 @@ static void opara__unary_math(const opara__cpu_params* p, float* y, const float*
     case OPARA__UN_ASINH: OPARA__MAP(asinhf(v));
     case OPARA__UN_ACOSH: OPARA__MAP(acoshf(v));
     case OPARA__UN_ATANH: OPARA__MAP(atanhf(v));
+    case OPARA__UN_SHRINK: OPARA__MAP(v < -a ? v + g : (v > a ? v - g : 0.0f)); /* NaN: 0, as ONNX Runtime */
     case OPARA__UN_RELU: case OPARA__UN_LEAKY_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH:
     case OPARA__UN_HARD_SIGMOID: case OPARA__UN_HARD_SWISH: case OPARA__UN_CLIP: case OPARA__UN_SQRT:
     case OPARA__UN_ERF: case OPARA__UN_GELU: case OPARA__UN_EXP:
@@ -136,6 +137,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
     case OPARA__UN_TAN: case OPARA__UN_SOFTPLUS: case OPARA__UN_SOFTSIGN: case OPARA__UN_ELU: case OPARA__UN_SELU:
     case OPARA__UN_CELU: case OPARA__UN_THRESHOLDED_RELU: case OPARA__UN_ASIN: case OPARA__UN_ACOS: case OPARA__UN_ATAN:
     case OPARA__UN_SINH: case OPARA__UN_COSH: case OPARA__UN_ASINH: case OPARA__UN_ACOSH: case OPARA__UN_ATANH:
+    case OPARA__UN_SHRINK:
         if (i1 > i0) opara__unary_math(p, y + i0, x + i0, i1 - i0);
         break;
     }
@@ -165,6 +167,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_unary(opara__cpu_op* op, opara__c
     case OPARA__UN_SELU:
         p->alpha = a->alpha;
         p->beta = a->gamma;
+        break;
+    case OPARA__UN_SHRINK:
+        p->alpha = a->alpha;
+        p->beta = a->beta;
         break;
     case OPARA__UN_RELU: case OPARA__UN_SIGMOID: case OPARA__UN_TANH: case OPARA__UN_HARD_SWISH: case OPARA__UN_SQRT:
     case OPARA__UN_ERF: case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_EXP: case OPARA__UN_LOG:
@@ -234,7 +240,7 @@ OPARA__PRIVATE opara_result opara__bc_prepare(opara__cpu_op* op, int n_in, const
 static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a, int64_t sa, const float* b,
                                int64_t sb, float* y, size_t n) {
     size_t i;
-    if (kind != OPARA__BIN_POW && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
+    if (kind <= OPARA__BIN_DIV && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && (sa || sb)) {
         opara__vec_binary_f32(level, (int)kind, a, (int)sa, b, (int)sb, y, n);
         return;
     }
@@ -248,6 +254,7 @@ static void opara__bin_row_f32(int level, opara__cpu_binary kind, const float* a
     case OPARA__BIN_MUL: OPARA__BIN_ROW(float, x * z); break;
     case OPARA__BIN_DIV: OPARA__BIN_ROW(float, x / z); break;
     case OPARA__BIN_POW: OPARA__BIN_ROW(float, powf(x, z)); break;
+    case OPARA__BIN_PRELU: OPARA__BIN_ROW(float, x < 0.0f ? x * z : x); break;
     }
 }
 
@@ -274,6 +281,7 @@ static int64_t opara__ipow(int64_t x, int64_t e) {
      : (kind) == OPARA__BIN_SUB ? (int64_t)((uint64_t)(x) - (uint64_t)(z))                          \
      : (kind) == OPARA__BIN_MUL ? (int64_t)((uint64_t)(x) * (uint64_t)(z))                          \
      : (kind) == OPARA__BIN_DIV ? opara__idiv((x), (z))                                             \
+     : (kind) == OPARA__BIN_PRELU ? ((x) < 0 ? (int64_t)((uint64_t)(x) * (uint64_t)(z)) : (x))         \
                                 : opara__ipow((x), (z)))
 
 static void opara__bin_row_i64(opara__cpu_binary kind, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb,
@@ -313,6 +321,7 @@ static void opara__bin_row_f64(opara__cpu_binary kind, const double* a, int64_t 
     case OPARA__BIN_MUL: OPARA__BIN_ROW(double, x * z); break;
     case OPARA__BIN_DIV: OPARA__BIN_ROW(double, x / z); break;
     case OPARA__BIN_POW: OPARA__BIN_ROW(double, pow(x, z)); break;
+    case OPARA__BIN_PRELU: OPARA__BIN_ROW(double, x < 0.0 ? x * z : x); break;
     }
 }
 

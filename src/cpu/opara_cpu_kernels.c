@@ -20,6 +20,15 @@ static opara_result opara__prepare_dispatch(opara__cpu_op* op, char* err, size_t
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__cpu_prepare_pool(op, err, cap);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
     case OPARA__OP_BATCH_NORM: return opara__cpu_prepare_batch_norm(op, err, cap);
+    case OPARA__OP_PRELU: return opara__cpu_prepare_binary(op, OPARA__BIN_PRELU, err, cap);
+    case OPARA__OP_INSTANCE_NORM: return opara__cpu_prepare_instance_norm(op, err, cap);
+    case OPARA__OP_LRN: return opara__cpu_prepare_lrn(op, err, cap);
+    case OPARA__OP_MVN: return opara__cpu_prepare_mvn(op, err, cap);
+    case OPARA__OP_SHRINK: return opara__cpu_prepare_unary(op, OPARA__UN_SHRINK, err, cap);
+    case OPARA__OP_GLOBAL_MAX_POOL: return opara__cpu_prepare_global_avg(op, err, cap);
+    case OPARA__OP_MAX_UNPOOL: return opara__cpu_prepare_max_unpool(op, err, cap);
+    case OPARA__OP_DROPOUT: return opara__cpu_prepare_dropout(op, err, cap);
+    case OPARA__OP_EINSUM: return opara__cpu_prepare_einsum(op, err, cap);
     case OPARA__OP_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_RELU, err, cap);
     case OPARA__OP_LEAKY_RELU: return opara__cpu_prepare_unary(op, OPARA__UN_LEAKY_RELU, err, cap);
     case OPARA__OP_SIGMOID: return opara__cpu_prepare_unary(op, OPARA__UN_SIGMOID, err, cap);

@@ -125,6 +125,26 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reshape(opara__cpu_op* op, char* 
     return OPARA_OK;
 }
 
+/* ---- Dropout (inference): Y = X, the mask all true -------------------------------------------- */
+
+static opara_result opara__dropout_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t n = opara__cpu_numel(&op->out[0]), b0 = begin * 65536, b1 = OPARA__MIN(n, end * 65536);
+    opara_result r = opara__copy_kernel(op, begin, end, scratch);
+    if (op->n_out > 1 && op->out[1].data && b1 > b0) memset((uint8_t*)op->out[1].data + b0, 1, b1 - b0);
+    return r;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_dropout(opara__cpu_op* op, char* err, size_t cap) {
+    opara_result r = opara__cpu_prepare_reshape(op, err, cap);
+    if (r != OPARA_OK) return r;
+    if (op->n_out > 1 && op->out[1].data &&
+        (op->out[1].dtype != OPARA_DTYPE_BOOL || !opara__cpu_same_dims(&op->out[1], &op->out[0])))
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Dropout: the mask must be bool shaped like Y");
+    /* items of 65536 bytes of Y (the copy's) cover at least as many mask bytes as Y has elements */
+    op->fn = opara__dropout_kernel;
+    return OPARA_OK;
+}
+
 /* ---- Concat and Split ------------------------------------------------------------------------ */
 
 static opara_result opara__concat_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
@@ -238,6 +258,7 @@ OPARA__PRIVATE void opara__cpu_explain_error(const opara__cpu_op* op, char* buf,
     opara__cpu_index_explain(op, buf, cap);
     if (op->node->op == OPARA__OP_LSTM || op->node->op == OPARA__OP_GRU || op->node->op == OPARA__OP_RNN)
         opara__cpu_rnn_explain(op, buf, cap);
+    if (op->node->op == OPARA__OP_MAX_UNPOOL) opara__max_unpool_explain(op, buf, cap);
 }
 
 OPARA__PRIVATE opara_result opara__cpu_prepare_gather(opara__cpu_op* op, char* err, size_t cap) {
@@ -378,23 +399,9 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_pad(opara__cpu_op* op, char* err,
 
 /* ---- Resize ---------------------------------------------------------------------------------- */
 
-/* Input coordinate of output index x along dim d (ONNX coordinate_transformation_mode). */
+/* Input coordinate of output index x along dim d (the IR's opara__resize_source). */
 static double opara__resize_coord(const opara__cpu_params* p, int32_t d, int64_t x, int64_t in, int64_t out) {
-    double s = p->scale[d];
-    switch (p->coord_mode) {
-    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
-    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
-    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
-    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
-    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
-        return out > 1 ? p->roi_lo[d] * (double)(in - 1) + (double)x * (p->roi_hi[d] - p->roi_lo[d]) * (double)(in - 1) / (double)(out - 1)
-                       : 0.5 * (p->roi_lo[d] + p->roi_hi[d]) * (double)(in - 1);
-    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
-        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
-        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
-    }
-    default: return ((double)x + 0.5) / s - 0.5;
-    }
+    return opara__resize_source((opara__resize_coord_mode)p->coord_mode, p->scale[d], p->roi_lo[d], p->roi_hi[d], x, in, out);
 }
 
 /* Nearest source index, or -1 when tf_crop_and_resize extrapolates. */
@@ -464,6 +471,50 @@ static int opara__resize_taps(const opara__cpu_params* p, int32_t d, int64_t x, 
     return 1;
 }
 
+/* Bicubic over the last two dims (the others are not resized): the column taps once per call in
+   scratch (4 indices as int32, then 4 weights, per output column; a column of -1 extrapolates). */
+static opara_result opara__resize_cubic_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
+    int32_t nd = y->ndim;
+    int64_t H = x->dims[nd - 2], Wi = x->dims[nd - 1], OH = y->dims[nd - 2], OW = y->dims[nd - 1], j, col[4];
+    int32_t* cols = (int32_t*)(void*)scratch;
+    float* cw = scratch + 4 * OW;
+    size_t row;
+    float fill;
+    memcpy(&fill, p->fill, 4);
+    for (j = 0; j < OW; ++j) {
+        int k, ok = opara__resize_cubic_taps(&op->params->u.resize, nd - 1, j, Wi, OW, col, cw + 4 * j);
+        for (k = 0; k < 4; ++k) cols[4 * j + k] = ok ? (int32_t)col[k] : -1;
+    }
+    for (row = begin; row < end; ++row) {
+        size_t plane = row / (size_t)OH;
+        int64_t oh = (int64_t)(row % (size_t)OH), rows[4];
+        float wh[4];
+        const float* src = (const float*)x->data + plane * (size_t)(H * Wi);
+        float* dst = (float*)y->data + row * (size_t)OW;
+        int row_ok = opara__resize_cubic_taps(&op->params->u.resize, nd - 2, oh, H, OH, rows, wh);
+        for (j = 0; j < OW; ++j) {
+            const int32_t* cj = cols + 4 * j;
+            const float* wj = cw + 4 * j;
+            float acc = 0.0f;
+            int a, b;
+            if (!row_ok || cj[0] < 0) {
+                dst[j] = fill;
+                continue;
+            }
+            for (a = 0; a < 4; ++a) {
+                const float* s = src + rows[a] * Wi;
+                float part = 0.0f;
+                for (b = 0; b < 4; ++b) part += s[cj[b]] * wj[b];
+                acc += part * wh[a];
+            }
+            dst[j] = acc;
+        }
+    }
+    return OPARA_OK;
+}
+
 /* Bilinear over the last two dims (the others are not resized). */
 static opara_result opara__resize_linear_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
@@ -531,14 +582,18 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_resize(opara__cpu_op* op, char* e
         op->scratch_floats = (size_t)y->dims[y->ndim - 1]; /* the source columns, int32 */
         return OPARA_OK;
     }
-    if (rp->mode != OPARA__RESIZE_LINEAR)
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: mode 'cubic' is not supported");
     if (y->dtype != OPARA_DTYPE_F32 || x->ndim < 2)
-        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear needs f32 of rank >= 2");
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear and cubic need f32 of rank >= 2");
     for (d = 0; d < x->ndim - 2; ++d)
         if (x->dims[d] != y->dims[d])
-            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear only over the last two dims");
-    p->mode = OPARA__RESIZE_LINEAR;
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: linear and cubic only over the last two dims");
+    p->mode = (int)rp->mode;
     op->fn = opara__resize_linear_kernel;
+    if (rp->mode == OPARA__RESIZE_CUBIC) {
+        if (y->dims[y->ndim - 1] > INT32_MAX / 4 || x->dims[x->ndim - 1] > INT32_MAX)
+            return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "Resize: a last dimension above 2^29");
+        op->scratch_floats = 8 * (size_t)y->dims[y->ndim - 1]; /* the column taps */
+        op->fn = opara__resize_cubic_kernel;
+    }
     return OPARA_OK;
 }

@@ -1,6 +1,6 @@
 /* CPU kernels of the operators that reduce rows or dims: Softmax, LogSoftmax, Hardmax, GlobalAveragePool,
-   ReduceMean .. ReduceSumSquare (one kernel parameterised by the reduction kind), ArgMax, ArgMin and
-   CumSum. */
+   GlobalMaxPool, ReduceMean .. ReduceSumSquare (one kernel parameterised by the reduction kind), ArgMax,
+   ArgMin, CumSum, MeanVarianceNormalization and Einsum. */
 #include "opara_cpu.h"
 
 #include <math.h>
@@ -49,6 +49,18 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_softmax(opara__cpu_op* op, char* 
 
 /* ---- GlobalAveragePool ----------------------------------------------------------------------- */
 
+static opara_result opara__global_max_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    size_t HW = (size_t)op->p.inner, item, j;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        const float* x = (const float*)op->in[0].data + item * HW;
+        float best = HW ? x[0] : 0.0f;
+        for (j = 1; j < HW; ++j) best = opara__max_nan(best, x[j]);
+        ((float*)op->out[0].data)[item] = best;
+    }
+    return OPARA_OK;
+}
+
 static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     size_t HW = (size_t)op->p.inner, item;
     int level = opara__cpu_isa_level();
@@ -63,14 +75,15 @@ static opara_result opara__global_avg_kernel(const opara__cpu_op* op, size_t beg
 OPARA__PRIVATE opara_result opara__cpu_prepare_global_avg(opara__cpu_op* op, char* err, size_t cap) {
     const opara__cpu_tensor *x = &op->in[0], *y = &op->out[0];
     int32_t i;
+    const char* name = opara__op_name(op->node->op);
     if (x->ndim < 2 || y->ndim != x->ndim || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
-        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output must be [N, C, 1, ...]", name);
     for (i = 2; i < y->ndim; ++i)
-        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "GlobalAveragePool: output must be [N, C, 1, ...]");
+        if (y->dims[i] != 1) return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "%s: output must be [N, C, 1, ...]", name);
     op->p.inner = opara__cpu_dims_prod(x->dims, 2, x->ndim);
     op->work_items = (size_t)(x->dims[0] * x->dims[1]);
     op->min_items_per_task = 4;
-    op->fn = opara__global_avg_kernel;
+    op->fn = op->node->op == OPARA__OP_GLOBAL_MAX_POOL ? opara__global_max_kernel : opara__global_avg_kernel;
     return OPARA_OK;
 }
 
@@ -530,5 +543,106 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_reduce(opara__cpu_op* op, char* e
         op->scratch_floats = 3 * OPARA__REDUCE_COLS;
         op->fn = opara__reduce_cols_kernel;
     }
+    return OPARA_OK;
+}
+
+/* ---- MeanVarianceNormalization ----------------------------------------------------------------- */
+
+/* One kept group per item: y = (x - mean) / (sqrt(E[x^2] - mean^2) + 1e-9), ONNX's function body (its
+   epsilon is added to the standard deviation). The groups are the reductions' (opara__reduce_groups). */
+static opara_result opara__mvn_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__cpu_params* p = &op->p;
+    const float* x = (const float*)op->in[0].data;
+    float* y = (float*)op->out[0].data;
+    int64_t count = opara__cpu_dims_prod(p->red_dims, 0, p->red_n), r;
+    size_t item;
+    (void)scratch;
+    for (item = begin; item < end; ++item) {
+        int64_t base = opara__group_offset(p->kept_dims, p->kept_strides, p->kept_n, (int64_t)item);
+        double sum = 0.0, sq = 0.0, mean, var;
+        float m, inv;
+        for (r = 0; r < count; ++r) {
+            double v = x[base + opara__group_offset(p->red_dims, p->red_strides, p->red_n, r)];
+            sum += v;
+            sq += v * v;
+        }
+        mean = sum / (double)count;
+        var = sq / (double)count - mean * mean;
+        m = (float)mean;
+        inv = (float)(1.0 / (sqrt(var > 0.0 ? var : 0.0) + 1e-9));
+        for (r = 0; r < count; ++r) {
+            int64_t at = base + opara__group_offset(p->red_dims, p->red_strides, p->red_n, r);
+            y[at] = (x[at] - m) * inv;
+        }
+    }
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_mvn(opara__cpu_op* op, char* err, size_t cap) {
+    const opara__cpu_tensor* x = &op->in[0];
+    int reduce[OPARA_MAX_DIMS], d;
+    if (!op->params || !op->params->resolved || !opara__cpu_same_dims(x, &op->out[0]) || x->dtype != OPARA_DTYPE_F32)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "MeanVarianceNormalization: needs f32 X/Y alike");
+    for (d = 0; d < x->ndim; ++d) reduce[d] = op->params->u.reduce.axes[d];
+    opara__reduce_groups(&op->p, x, reduce);
+    op->work_items = opara__cpu_numel(x) ? (size_t)opara__cpu_dims_prod(op->p.kept_dims, 0, op->p.kept_n) : 0;
+    op->min_items_per_task = 1;
+    op->fn = opara__mvn_kernel;
+    return OPARA_OK;
+}
+
+/* ---- Einsum ---------------------------------------------------------------------------------- */
+
+/* Output elements [begin, end): the sum over the summed labels of the operands' product, each
+   operand read through the record's strides (the naive contraction), in T (float or double) with the
+   sum in ACC. */
+#define OPARA__EINSUM_BODY(T, ACC)                                                                                \
+    do {                                                                                                          \
+        const T *a = (const T*)op->in[0].data, *b = two ? (const T*)op->in[1].data : NULL;                       \
+        for (item = begin; item < end; ++item) {                                                                  \
+            int64_t oa = 0, ob = 0, idx[OPARA_MAX_DIMS] = {0}, rem = (int64_t)item;                               \
+            int32_t d;                                                                                            \
+            ACC sum = 0;                                                                                          \
+            for (d = y->ndim - 1; d >= 0; --d) {                                                                  \
+                int64_t i = rem % y->dims[d];                                                                     \
+                rem /= y->dims[d];                                                                                \
+                oa += i * e->out_strides[0][d], ob += i * e->out_strides[1][d];                                   \
+            }                                                                                                     \
+            for (r = 0; r < count; ++r) {                                                                         \
+                int64_t sa = oa, sb = ob;                                                                         \
+                for (d = 0; d < e->n_sum; ++d) sa += idx[d] * e->sum_strides[0][d], sb += idx[d] * e->sum_strides[1][d]; \
+                sum += two ? (ACC)a[sa] * (ACC)b[sb] : (ACC)a[sa];                                                \
+                for (d = e->n_sum - 1; d >= 0; --d) { /* the next summed index */                                 \
+                    if (++idx[d] < e->sum_dims[d]) break;                                                         \
+                    idx[d] = 0;                                                                                   \
+                }                                                                                                 \
+            }                                                                                                     \
+            ((T*)y->data)[item] = (T)sum;                                                                         \
+        }                                                                                                         \
+    } while (0)
+
+static opara_result opara__einsum_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
+    const opara__einsum_params* e = &op->params->u.einsum;
+    const opara__cpu_tensor* y = &op->out[0];
+    int two = op->n_in > 1;
+    int64_t count = opara__cpu_dims_prod(e->sum_dims, 0, e->n_sum), r;
+    size_t item;
+    (void)scratch;
+    if (y->dtype == OPARA_DTYPE_F64) OPARA__EINSUM_BODY(double, double);
+    else OPARA__EINSUM_BODY(float, float);
+    return OPARA_OK;
+}
+
+OPARA__PRIVATE opara_result opara__cpu_prepare_einsum(opara__cpu_op* op, char* err, size_t cap) {
+    uint32_t k;
+    opara_dtype t = op->out[0].dtype;
+    if (!op->params || !op->params->resolved || op->n_in < 1 || op->n_in > 2)
+        return opara__cpu_reject(err, cap, OPARA_ERR_SHAPE, "Einsum: the equation does not fit the operands");
+    for (k = 0; k < op->n_in; ++k)
+        if (op->in[k].dtype != t || (t != OPARA_DTYPE_F32 && t != OPARA_DTYPE_F64))
+            return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "Einsum: f32 or f64 operands of one type");
+    op->work_items = opara__cpu_numel(&op->out[0]);
+    op->min_items_per_task = 64;
+    op->fn = opara__einsum_kernel;
     return OPARA_OK;
 }

@@ -135,7 +135,11 @@ typedef enum opara__cuda_variadic {
     X(ONE_HOT, "opara_one_hot", "gather") X(REVERSE_SEQUENCE, "opara_reverse_sequence", "gather") \
     X(PAD, "opara_pad", "layout") X(RESIZE, "opara_resize_f32", "layout") X(MATH, "opara_math_f32", "elementwise") \
     X(QUANTIZE, "opara_quantize_linear", "quant") X(DEQUANTIZE, "opara_dequantize_linear", "quant") \
-    X(DYNAMIC_QUANTIZE, "opara_dynamic_quantize_linear", "quant")
+    X(DYNAMIC_QUANTIZE, "opara_dynamic_quantize_linear", "quant") \
+    X(GROUP_NORM, "opara_group_norm_f32", "norm") X(GLOBAL_MAX, "opara_global_max_f32", "norm") \
+    X(LRN, "opara_lrn_f32", "norm") X(PRELU, "opara_prelu_f32", "norm") X(SHRINK, "opara_shrink_f32", "norm") \
+    X(DROPOUT, "opara_dropout", "norm") X(MAXPOOL_IDX, "opara_maxpool2d_idx_f32", "pool") \
+    X(MAX_UNPOOL, "opara_max_unpool_f32", "pool") X(RESIZE_TAPS4, "opara_resize_taps4_f32", "pool")
 
 #define OPARA__CUDA_KERNEL_ENUM(id, name, file) OPARA__CUK_##id,
 typedef enum opara__cuda_kernel { OPARA__CUDA_KERNELS(OPARA__CUDA_KERNEL_ENUM) OPARA__CUK_COUNT } opara__cuda_kernel;

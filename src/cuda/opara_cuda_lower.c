@@ -885,6 +885,57 @@ static int opara__lower_resize_nearest(opara__resize_nearest_mode nearest) {
     return -1;
 }
 
+/* The cubic taps of one resized axis (4 per output index) into weights and indices (-1: extrapolated). */
+static void opara__lower_cubic_axis(const opara__resize_params* rp, int32_t d, int64_t in, int64_t out, float* wt,
+                                    int64_t* idx) {
+    int64_t o, t[4];
+    int k;
+    for (o = 0; o < out; ++o) {
+        int ok = opara__resize_cubic_taps(rp, d, o, in, out, t, wt + 4 * o);
+        for (k = 0; k < 4; ++k) idx[4 * o + k] = ok ? t[k] : -1;
+    }
+}
+
+/* Cubic Resize of the last two axes: the taps computed here (opara__resize_cubic_taps, the CPU's),
+   applied by pool.cu's opara_resize_taps4_f32. */
+static opara_result opara__lower_resize_cubic(opara__lower_walk* w, const opara__shape* x, const opara__shape* y) {
+    const opara__resize_params* rp = &w->params[w->node].u.resize;
+    int64_t OH = y->dims[2], OW = y->dims[3], count = opara__lower_numel(y);
+    size_t n = (size_t)(4 * (OH + OW));
+    float* wt;
+    int64_t* idx;
+    int32_t at_w = 0, at_i = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (count == 0) return OPARA_OK;
+    wt = (float*)opara__calloc(w->rt, n, sizeof *wt);
+    idx = (int64_t*)opara__calloc(w->rt, n, sizeof *idx);
+    if (!wt || !idx) r = opara__fail_to(&w->rt->error, w->low->logger, OPARA_ERR_OUT_OF_MEMORY, "CUDA backend: out of memory");
+    else {
+        opara__lower_cubic_axis(rp, 2, x->dims[2], OH, wt, idx);
+        opara__lower_cubic_axis(rp, 3, x->dims[3], OW, wt + 4 * OH, idx + 4 * OH);
+        r = opara__lower_aux_push(w, wt, n, &at_w);
+        if (r == OPARA_OK) r = opara__lower_meta_push(w, idx, (uint32_t)n, &at_i);
+    }
+    opara__free(w->rt, wt);
+    opara__free(w->rt, idx);
+    if (r != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_RESIZE_TAPS4))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg(L, OPARA__CUARG_AUX, at_w, 0);
+    opara__lower_arg(L, OPARA__CUARG_AUX, at_w + (int32_t)(4 * OH), 0);
+    opara__lower_arg(L, OPARA__CUARG_META, at_i, 0);
+    opara__lower_arg(L, OPARA__CUARG_META, at_i + (int32_t)(4 * OH), 0);
+    opara__lower_arg_i32(L, x->dims[0] * x->dims[1]);
+    opara__lower_arg_i32(L, x->dims[2]), opara__lower_arg_i32(L, x->dims[3]);
+    opara__lower_arg_i32(L, OH), opara__lower_arg_i32(L, OW);
+    opara__lower_arg_f32(L, rp->extrapolation_value);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_resize(opara__lower_walk* w) {
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
     const opara__node_params* rec = &w->params[w->node];
@@ -895,6 +946,9 @@ static opara_result opara__lower_resize(opara__lower_walk* w) {
     int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
     if (!rec->resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "scales/sizes/axes/roi do not match the input");
+    if (rp->mode == OPARA__RESIZE_CUBIC && !rp->antialias && rp->coord != OPARA__RESIZE_COORD_UNKNOWN && x->ndim == 4 &&
+        y->dims[0] == x->dims[0] && y->dims[1] == x->dims[1] && w->dtypes[opara__lower_in(w, 0)] == OPARA_DTYPE_F32)
+        return opara__lower_resize_cubic(w, x, y);
     if (mode < 0 || coord < 0 || nm < 0 || rp->antialias)
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "Resize mode (nearest/linear; half_pixel, asymmetric, "
                                                          "align_corners, pytorch_half_pixel)");
@@ -968,15 +1022,13 @@ static opara_result opara__lower_layer_norm(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
-/* The kind's reduction over `red` (a mask of input dims) of x (GlobalAveragePool: the mean over the
-   mask of dims 2..). */
-static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, opara__reduce_kind kind) {
-    const opara__shape* x = opara__lower_in_shape(w, 0);
+/* The groups of a reduction over `red` (a mask of x's dims) as the kernels' meta (norm.cu's
+   opara__k_group_base), pushed at *at; *outs: the number of groups (0: nothing to launch). */
+static opara_result opara__lower_group_meta(opara__lower_walk* w, const opara__shape* x, const int* red, int32_t* at,
+                                            int64_t* outs_out) {
     int64_t xs[OPARA_MAX_DIMS], meta[2 + 4 * OPARA_MAX_DIMS], kept = 0, nred = 0, outs = 1;
     uint32_t k = 1;
-    int32_t d, at;
-    opara__cuda_launch* L;
-    opara_result r;
+    int32_t d;
     opara__lower_contig_strides(x, xs);
     for (d = 0; d < x->ndim; ++d)
         if (!red[d]) kept++, outs *= x->dims[d];
@@ -995,10 +1047,22 @@ static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, op
         for (d = 0; d < x->ndim; ++d)
             if (red[d]) meta[k++] = xs[d];
     }
+    *outs_out = outs;
     if (outs == 0) return OPARA_OK;
     if (outs > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many outputs");
+    return opara__lower_meta_push(w, meta, k, at);
+}
+
+/* The kind's reduction over `red` (a mask of input dims) of x (GlobalAveragePool: the mean over the
+   mask of dims 2..). */
+static opara_result opara__lower_reduce(opara__lower_walk* w, const int* red, opara__reduce_kind kind) {
+    int64_t outs = 0;
+    int32_t at = 0;
+    opara__cuda_launch* L;
+    opara_result r;
     if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
-    if ((r = opara__lower_meta_push(w, meta, k, &at)) != OPARA_OK) return r;
+    r = opara__lower_group_meta(w, opara__lower_in_shape(w, 0), red, &at, &outs);
+    if (r != OPARA_OK || outs == 0) return r;
     if (!(L = opara__lower_launch(w, OPARA__CUK_REDUCE))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
@@ -1118,6 +1182,22 @@ static opara_result opara__lower_win2_read(opara__lower_walk* w, const opara__sh
     return OPARA_OK;
 }
 
+/* MaxPool with its Indices output (pool.cu's opara_maxpool2d_idx_f32). */
+static opara_result opara__lower_maxpool_idx(opara__lower_walk* w, const opara__lower_win2* v, int64_t planes, int64_t count) {
+    opara__cuda_launch* L = opara__lower_launch(w, OPARA__CUK_MAXPOOL_IDX);
+    if (!L) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 1));
+    opara__lower_arg_i32(L, planes);
+    opara__lower_arg_i32(L, v->H), opara__lower_arg_i32(L, v->W), opara__lower_arg_i32(L, v->OH), opara__lower_arg_i32(L, v->OW);
+    opara__lower_arg_i32(L, v->kh), opara__lower_arg_i32(L, v->kw), opara__lower_arg_i32(L, v->sh), opara__lower_arg_i32(L, v->sw);
+    opara__lower_arg_i32(L, v->ph), opara__lower_arg_i32(L, v->pw), opara__lower_arg_i32(L, v->dh), opara__lower_arg_i32(L, v->dw);
+    opara__lower_arg_i32(L, w->params[w->node].u.window.storage_order);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     const opara__node* n = &w->g->nodes[w->node];
     const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
@@ -1126,12 +1206,13 @@ static opara_result opara__lower_pool(opara__lower_walk* w, int is_max) {
     int64_t count = opara__lower_numel(y);
     opara__cuda_launch* L;
     opara_result r;
-    if (n->n_outputs > 1 && n->outputs[1] >= 0) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "MaxPool Indices output");
+    int with_idx = n->n_outputs > 1 && n->outputs[1] >= 0;
     if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
     if (k < 1 || k > 2) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D pooling");
     r = opara__lower_win2_read(w, x, y, &v);
     if (r != OPARA_OK) return r;
     if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (with_idx) return opara__lower_maxpool_idx(w, &v, x->dims[0] * x->dims[1], count);
     if (!(L = opara__lower_launch(w, OPARA__CUK_POOL2D))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
@@ -1192,6 +1273,162 @@ static opara_result opara__lower_batch_norm(opara__lower_walk* w) {
     opara__lower_arg_i32(L, OPARA__CUDA_ACT_NONE);
     opara__lower_arg_f32(L, 0.0f), opara__lower_arg_f32(L, 0.0f);
     opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* InstanceNormalization (mode 0: groups are the (n, c) planes) and MeanVarianceNormalization (mode 1:
+   groups over the record's axes) by norm.cu's opara_group_norm_f32. */
+static opara_result opara__lower_group_norm(opara__lower_walk* w, int mode) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int red[OPARA_MAX_DIMS];
+    int64_t groups = 0;
+    int32_t d, at = 0;
+    opara__cuda_launch* L;
+    opara_result r;
+    if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved axes");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    for (d = 0; d < x->ndim; ++d) red[d] = mode == 0 ? d >= 2 : w->params[w->node].u.reduce.axes[d];
+    if ((r = opara__lower_check_elems(w, opara__lower_numel(x))) != OPARA_OK) return r;
+    if ((r = opara__lower_group_meta(w, x, red, &at, &groups)) != OPARA_OK || groups == 0) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_GROUP_NORM))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, mode == 0 ? opara__lower_in(w, 1) : -1);
+    opara__lower_arg_tensor(L, mode == 0 ? opara__lower_in(w, 2) : -1);
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg(L, OPARA__CUARG_META, at, 0);
+    opara__lower_arg_i32(L, x->ndim >= 2 && x->dims[1] > 0 ? x->dims[1] : 1);
+    opara__lower_arg_i32(L, mode);
+    opara__lower_arg_f32(L, mode == 0 ? w->params[w->node].u.epsilon : 1e-9f);
+    L->grid[0] = (uint32_t)groups;
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_global_max(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t planes = x->ndim >= 2 ? x->dims[0] * x->dims[1] : 1, inner = 1;
+    int32_t d;
+    opara__cuda_launch* L;
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
+    if (planes == 0 || inner == 0) return OPARA_OK;
+    if (opara__lower_check_elems(w, opara__lower_numel(x)) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_GLOBAL_MAX))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, inner);
+    L->grid[0] = (uint32_t)planes;
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_lrn(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    const opara__lrn_params* p = &w->params[w->node].u.lrn;
+    int64_t count = opara__lower_numel(x), inner = 1;
+    int32_t d;
+    opara__cuda_launch* L;
+    if (!w->params[w->node].resolved || x->ndim < 2) return opara__lower_fail(w, OPARA_ERR_SHAPE, "no resolved LRN");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    for (d = 2; d < x->ndim; ++d) inner *= x->dims[d];
+    if (count == 0) return OPARA_OK;
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_LRN))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_i32(L, x->dims[1]);
+    opara__lower_arg_i32(L, inner);
+    opara__lower_arg_i32(L, p->size);
+    opara__lower_arg_f32(L, p->alpha), opara__lower_arg_f32(L, p->beta), opara__lower_arg_f32(L, p->bias);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_prelu(opara__lower_walk* w) {
+    const opara__shape* x = opara__lower_in_shape(w, 0);
+    int64_t count = opara__lower_numel(x), xs[OPARA_MAX_DIMS];
+    const int64_t* st[2];
+    opara__cuda_launch* L;
+    int32_t meta;
+    opara_result r;
+    if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "slope does not broadcast to X");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32 || w->dtypes[opara__lower_in(w, 1)] != OPARA_DTYPE_F32)
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    opara__lower_contig_strides(x, xs);
+    st[0] = xs, st[1] = w->params[w->node].u.broadcast.strides[1];
+    if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
+    if ((r = opara__lower_meta_strided(w, x, st, 2, &meta)) != OPARA_OK) return r;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_PRELU))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+static opara_result opara__lower_shrink(opara__lower_walk* w) {
+    int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    const opara__activation_params* a = &w->params[w->node].u.activation;
+    opara__cuda_launch* L;
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    if (opara__lower_check_elems(w, count) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_SHRINK))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, count);
+    opara__lower_arg_f32(L, a->alpha), opara__lower_arg_f32(L, a->beta);
+    opara__lower_grid_1d(L, count);
+    return OPARA_OK;
+}
+
+/* Dropout (inference): Y a byte copy of X, the mask (if any) all true. */
+static opara_result opara__lower_dropout(opara__lower_walk* w) {
+    const opara__node* n = &w->g->nodes[w->node];
+    int64_t count = opara__lower_numel(opara__lower_out_shape(w, 0));
+    int64_t bytes = count * (int64_t)opara_dtype_size(w->dtypes[opara__lower_out(w, 0)]);
+    opara__cuda_launch* L;
+    if (count == 0) return OPARA_OK;
+    if (opara__lower_check_elems(w, bytes) != OPARA_OK) return OPARA_ERR_LIMIT_EXCEEDED;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_DROPOUT))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_tensor(L, n->n_outputs > 1 ? n->outputs[1] : -1);
+    opara__lower_arg_i32(L, bytes);
+    opara__lower_arg_i32(L, count);
+    opara__lower_grid_1d(L, bytes);
+    return OPARA_OK;
+}
+
+/* MaxUnpool (1-D or 2-D windows): zero the output, then scatter X by its indices (pool.cu). */
+static opara_result opara__lower_max_unpool(opara__lower_walk* w) {
+    const opara__shape *x = opara__lower_in_shape(w, 0), *y = opara__lower_out_shape(w, 0);
+    const opara__window_params* p = &w->params[w->node].u.window;
+    int32_t k = x->ndim - 2, phase;
+    int64_t uh = 1, uw, n_in = opara__lower_numel(x), n_out = opara__lower_numel(y);
+    if (!w->params[w->node].resolved || k < 1 || k > 2 || p->n_spatial != k)
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only 1-D and 2-D windows");
+    if (w->dtypes[opara__lower_in(w, 0)] != OPARA_DTYPE_F32) return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32");
+    if (k == 2) uh = (x->dims[2] - 1) * p->strides[0] + p->kernel[0] - p->pads[0] - p->pads[2];
+    uw = (x->dims[1 + k] - 1) * p->strides[k - 1] + p->kernel[k - 1] - p->pads[k - 1] - p->pads[2 * k - 1];
+    if (uh < 1 || uw < 1) return opara__lower_fail(w, OPARA_ERR_SHAPE, "the window unpools to an empty shape");
+    if (opara__lower_check_elems(w, n_out) != OPARA_OK || opara__lower_check_elems(w, n_in) != OPARA_OK)
+        return OPARA_ERR_LIMIT_EXCEEDED;
+    for (phase = 0; phase < 2 && n_out > 0; ++phase) {
+        opara__cuda_launch* L = opara__lower_launch(w, OPARA__CUK_MAX_UNPOOL);
+        if (!L) return OPARA_ERR_OUT_OF_MEMORY;
+        opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+        opara__lower_arg_tensor(L, opara__lower_in(w, 1));
+        opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+        opara__lower_arg_i32(L, phase);
+        opara__lower_arg_i32(L, n_in), opara__lower_arg_i32(L, n_out);
+        opara__lower_arg_i32(L, opara__lower_numel(x) / (x->dims[0] * x->dims[1] > 0 ? x->dims[0] * x->dims[1] : 1));
+        opara__lower_arg_i32(L, uh), opara__lower_arg_i32(L, uw);
+        opara__lower_arg_i32(L, k == 2 ? y->dims[2] : 1), opara__lower_arg_i32(L, y->dims[1 + k]);
+        opara__lower_grid_1d(L, phase == 0 ? n_out : n_in);
+    }
     return OPARA_OK;
 }
 
@@ -1461,6 +1698,15 @@ static opara_result opara__lower_node(opara__lower_walk* w) {
     case OPARA__OP_AVERAGE_POOL: return opara__lower_pool(w, 0);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__lower_global_avg(w);
     case OPARA__OP_BATCH_NORM: return opara__lower_batch_norm(w);
+    case OPARA__OP_PRELU: return opara__lower_prelu(w);
+    case OPARA__OP_INSTANCE_NORM: return opara__lower_group_norm(w, 0);
+    case OPARA__OP_LRN: return opara__lower_lrn(w);
+    case OPARA__OP_MVN: return opara__lower_group_norm(w, 1);
+    case OPARA__OP_SHRINK: return opara__lower_shrink(w);
+    case OPARA__OP_GLOBAL_MAX_POOL: return opara__lower_global_max(w);
+    case OPARA__OP_MAX_UNPOOL: return opara__lower_max_unpool(w);
+    case OPARA__OP_DROPOUT: return opara__lower_dropout(w);
+    case OPARA__OP_EINSUM: break; /* CPU only (docs/CUDA-BACKEND.md) */
     case OPARA__OP_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_RELU, 0, 0);
     case OPARA__OP_LEAKY_RELU: return opara__lower_unary(w, OPARA__CUDA_ACT_LEAKY_RELU, act->alpha, 0);
     case OPARA__OP_SIGMOID: return opara__lower_unary(w, OPARA__CUDA_ACT_SIGMOID, 0, 0);

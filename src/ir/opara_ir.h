@@ -41,6 +41,15 @@
     X(AVERAGE_POOL, "AveragePool", "", 1, 22, 0, 1, 1, 1, 0, POOL, 0, OPARA__OPF_F32)                                 \
     X(GLOBAL_AVERAGE_POOL, "GlobalAveragePool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                    \
     X(BATCH_NORM, "BatchNormalization", "", 1, 15, 0, 5, 5, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE) \
+    X(PRELU, "PRelu", "", 1, 16, 0, 2, 2, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                   \
+    X(INSTANCE_NORM, "InstanceNormalization", "", 1, 22, 0, 3, 3, 1, 0, ROWS, 5, OPARA__OPF_F32)                     \
+    X(LRN, "LRN", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32)                                           \
+    X(MVN, "MeanVarianceNormalization", "", 9, 13, 0, 1, 1, 1, 0, ROWS, 5, OPARA__OPF_F32)                           \
+    X(SHRINK, "Shrink", "", 9, 9, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                 \
+    X(GLOBAL_MAX_POOL, "GlobalMaxPool", "", 1, 22, 0, 1, 1, 1, 0, ROWS, 1, OPARA__OPF_F32)                            \
+    X(MAX_UNPOOL, "MaxUnpool", "", 9, 22, 0, 2, 2, 1, 2, ELEMENTWISE, 0, OPARA__OPF_F32)                              \
+    X(DROPOUT, "Dropout", "", 1, 22, 0, 1, 1, 2, 1, ELEMENTWISE, 0, 0)                                                \
+    X(EINSUM, "Einsum", "", 12, 12, 0, 1, 2, 1, 0, ELEMENTWISE, 2, 0)                                                 \
     X(RELU, "Relu", "", 1, 14, 0, 1, 1, 1, 0, ELEMENTWISE, 1, OPARA__OPF_F32 | OPARA__OPF_INPLACE)                    \
     X(LEAKY_RELU, "LeakyRelu", "", 1, 16, 0, 1, 1, 1, 0, ELEMENTWISE, 2, OPARA__OPF_F32 | OPARA__OPF_INPLACE)         \
     X(SIGMOID, "Sigmoid", "", 1, 13, 0, 1, 1, 1, 0, ELEMENTWISE, 8, OPARA__OPF_F32 | OPARA__OPF_INPLACE)              \
@@ -182,7 +191,7 @@ typedef struct opara__op_info {
 typedef enum opara__op { OPARA__OPS(OPARA__OP_ENUM) OPARA__OP_COUNT } opara__op;
 #undef OPARA__OP_ENUM
 /* A new operator changes this count on purpose: follow docs/ADDING-AN-OPERATOR.md, then update it. */
-#define OPARA__OP_COUNT_EXPECTED 123
+#define OPARA__OP_COUNT_EXPECTED 132
 typedef char opara__op_count_check[OPARA__OP_COUNT == OPARA__OP_COUNT_EXPECTED ? 1 : -1];
 
 /* The case labels of the element-wise math operators (Neg .. Atanh): one f32 input (Neg, Abs, Sign: also
@@ -367,6 +376,8 @@ typedef struct opara__resize_params {
     opara__resize_nearest_mode nearest;
     int antialias;
     float extrapolation_value;
+    float cubic_coeff_a; /* cubic: the kernel's a (default -0.75) */
+    int exclude_outside; /* cubic: taps outside the input get weight 0, the rest renormalized */
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
 } opara__resize_params;
 
@@ -384,6 +395,17 @@ typedef struct opara__grid_sample_params {
     opara__grid_padding padding;
     int align_corners;
 } opara__grid_sample_params;
+
+/* The input coordinate of output index x of a dim resized from in to out elements (scale out / in
+   unless sizes round it; roi for tf_crop_and_resize), ONNX's coordinate_transformation_mode. */
+OPARA__PRIVATE double opara__resize_source(opara__resize_coord_mode mode, double scale, double roi_lo, double roi_hi,
+                                          int64_t x, int64_t in, int64_t out);
+/* Cubic taps of output index x along dim d: the four input indices floor(c) - 1 .. floor(c) + 2
+   (clamped to the edges, as ONNX's reference pads them) and their weights (Keys' kernel with
+   cubic_coeff_a; with exclude_outside the taps outside the input weigh 0 and the rest are
+   renormalized); 0 where tf_crop_and_resize extrapolates. The CPU kernel and the CUDA lowering share it. */
+OPARA__PRIVATE int opara__resize_cubic_taps(const opara__resize_params* rp, int32_t d, int64_t x, int64_t in, int64_t out,
+                                           int64_t* idx, float* w);
 
 /* Gemm: its attributes with ONNX's defaults. */
 typedef struct opara__gemm_params {
@@ -421,9 +443,16 @@ typedef struct opara__activation_params {
     int gelu_tanh;
 } opara__activation_params;
 
+/* LRN: its attributes with ONNX's defaults (size is required). */
+typedef struct opara__lrn_params {
+    float alpha, beta, bias;
+    int64_t size;
+} opara__lrn_params;
+
 /* ReduceMean .. ReduceSumSquare: the input dims reduced (axes normalized, noop_with_empty_axes
    applied), keepdims. ArgMax, ArgMin: keepdims (their axis is the record's axis), select_last_index.
-   CumSum: exclusive, reverse (its axis is the record's axis). */
+   CumSum: exclusive, reverse (its axis is the record's axis). MeanVarianceNormalization: the dims its
+   moments run over (default 0, 2, 3). */
 typedef struct opara__reduce_params {
     uint8_t axes[OPARA_MAX_DIMS];
     int keepdims;
@@ -458,6 +487,14 @@ typedef struct opara__index_params {
     int64_t depth;                      /* OneHot */
 } opara__index_params;
 
+/* Einsum (one or two operands): each operand's element stride along every output dim and every
+   summed label (a label repeated in an operand adds its strides: a diagonal; 0 where broadcast). */
+typedef struct opara__einsum_params {
+    int32_t n_sum;
+    int64_t sum_dims[OPARA_MAX_DIMS];
+    int64_t out_strides[2][OPARA_MAX_DIMS], sum_strides[2][OPARA_MAX_DIMS];
+} opara__einsum_params;
+
 typedef struct opara__node_params {
     int resolved; /* the engine inferred the node: the fields below are valid */
     int64_t axis; /* Concat, Split, Gather, Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin, CumSum, LayerNormalization,
@@ -474,11 +511,15 @@ typedef struct opara__node_params {
         opara__topk_params topk;           /* TopK (its axis in axis) */
         opara__grid_sample_params grid;    /* GridSample */
         opara__resize_params resize;       /* Resize */
-        opara__reduce_params reduce;       /* ReduceMean .. ReduceSumSquare, ArgMax, ArgMin, CumSum */
+        opara__reduce_params reduce;       /* ReduceMean .. ReduceSumSquare, ArgMax, ArgMin, CumSum,
+                                              MeanVarianceNormalization */
+        opara__lrn_params lrn;             /* LRN */
+        opara__einsum_params einsum;       /* Einsum */
         opara__gemm_params gemm;           /* Gemm */
         opara__rnn_params rnn;             /* LSTM, GRU, RNN */
-        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu */
-        float epsilon;                     /* BatchNormalization, LayerNormalization */
+        opara__activation_params activation; /* LeakyRelu, HardSigmoid, Clip, Gelu, Elu, Selu, Celu, ThresholdedRelu,
+                                                Shrink (alpha: lambd, beta: bias) */
+        float epsilon;                     /* BatchNormalization, LayerNormalization, InstanceNormalization */
         int64_t cast_to;                   /* Cast: 'to' (an ONNX data type), -1 when absent */
         opara__index_params index;         /* GatherElements .. ReverseSequence (the op table's rows after Gather) */
     } u;

@@ -563,6 +563,237 @@ static opara_result opara__shape_batch_norm(opara__shape_ctx* c) {
     return OPARA_OK;
 }
 
+/* Two shapes that must agree dim by dim (tolerant: unknown dims agree with anything). */
+static int opara__shapes_differ(const opara__shape_ctx* c, const opara__shape* a, const opara__shape* b) {
+    int32_t d;
+    if (a->ndim != b->ndim) return 1;
+    for (d = 0; d < a->ndim; ++d)
+        if (opara__dims_differ(c, a->dims[d], b->dims[d])) return 1;
+    return 0;
+}
+
+/* PRelu: slope broadcasts to X (unidirectionally); the output is X's shape. */
+static opara_result opara__shape_prelu(opara__shape_ctx* c) {
+    opara__shape y;
+    opara__sbuf b;
+    if (!opara__broadcast(c, c->in[0], c->in[1], &y) || opara__shapes_differ(c, &y, c->in[0]))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "slope %s does not broadcast to X %s", opara__sh(&b, 0, c->in[1]),
+                                 opara__sh(&b, 1, c->in[0]));
+    opara__record_broadcast(c, c->in[0]);
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* InstanceNormalization: X [N, C, spatial...], scale and B [C]. */
+static opara_result opara__shape_instance_norm(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__sbuf b;
+    uint32_t k = 0, i;
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r != OPARA_OK) return r;
+    for (i = 1; i < 3; ++i)
+        if (c->in[i]->ndim != 1 || opara__dims_differ(c, c->in[i]->dims[0], x->dims[1]))
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %u is %s, expected [%lld] for input %s", i,
+                                     opara__sh(&b, 0, c->in[i]), (long long)x->dims[1], opara__sh(&b, 1, x));
+    return opara__set_out(c, 0, x);
+}
+
+/* LRN: X [N, C, ...], size required and >= 1. */
+static opara_result opara__shape_lrn(opara__shape_ctx* c) {
+    opara__sbuf b;
+    if (c->in[0]->ndim < 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "input %s needs rank >= 2", opara__sh(&b, 0, c->in[0]));
+    if (!opara__node_attr(c->n, "size") || opara__attr_int(c->n, "size", 0) < 1)
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "attribute 'size' is required and must be >= 1");
+    if (c->params) {
+        c->params->u.lrn.size = opara__attr_int(c->n, "size", 1);
+        c->params->u.lrn.alpha = opara__attr_float(c->n, "alpha", 1e-4f);
+        c->params->u.lrn.beta = opara__attr_float(c->n, "beta", 0.75f);
+        c->params->u.lrn.bias = opara__attr_float(c->n, "bias", 1.0f);
+    }
+    return opara__set_out(c, 0, c->in[0]);
+}
+
+/* MaxUnpool: X and I [N, C, spatial...] alike; the output is output_shape (the canonical attribute)
+   or, without it, (in - 1) * stride + kernel - pads per spatial dim. */
+static opara_result opara__shape_max_unpool(opara__shape_ctx* c) {
+    const opara__shape* x = c->in[0];
+    opara__window w;
+    opara__shape y;
+    opara__sbuf b;
+    uint32_t k = 0, i, n_os = 0;
+    const int64_t* os = opara__attr_ints(c->n, "output_shape", &n_os);
+    opara_result r = opara__spatial_rank(c, x, &k);
+    if (r == OPARA_OK) r = opara__read_window(c, k, 1, &w);
+    if (r != OPARA_OK) return r;
+    if (opara__shapes_differ(c, c->in[1], x))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "indices %s and input %s differ", opara__sh(&b, 0, c->in[1]),
+                                 opara__sh(&b, 1, x));
+    if (os && (n_os != (uint32_t)x->ndim || opara__dims_differ(c, os[0], x->dims[0]) || opara__dims_differ(c, os[1], x->dims[1])))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape has %u values or other N, C than input %s", n_os,
+                                 opara__sh(&b, 0, x));
+    y = *x;
+    for (i = 0; i < k; ++i) {
+        int64_t full;
+        if (os) {
+            if (os[2 + i] < 1 || os[2 + i] > OPARA__SHAPE_DIM_MAX)
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "output_shape[%u] = %lld", 2 + i, (long long)os[2 + i]);
+            y.dims[2 + i] = os[2 + i];
+            continue;
+        }
+        if (opara__unknown(c, x->dims[2 + i])) {
+            y.dims[2 + i] = -1;
+            continue;
+        }
+        if (!opara__mul_i64(x->dims[2 + i] - 1, w.strides[i], &full) || full > OPARA__SHAPE_DIM_MAX ||
+            full + w.kernel[i] - w.pads[i] - w.pads[k + i] < 1)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "spatial dim %u of input %s gives no output", i, opara__sh(&b, 0, x));
+        y.dims[2 + i] = full + w.kernel[i] - w.pads[i] - w.pads[k + i];
+    }
+    w.auto_pad = OPARA__AUTO_PAD_NOTSET; /* MaxUnpool has none */
+    opara__record_window(c, &w, k, x, 0, NULL);
+    return opara__set_out(c, 0, &y);
+}
+
+/* Dropout (inference, with its mask): Y and the mask have X's shape. */
+static opara_result opara__shape_dropout(opara__shape_ctx* c) {
+    uint32_t k;
+    for (k = 0; k < c->n->n_outputs; ++k) {
+        opara_result r = opara__set_out(c, k, c->in[0]);
+        if (r != OPARA_OK) return r;
+    }
+    return OPARA_OK;
+}
+
+/* ---- Einsum ---------------------------------------------------------------------------------- */
+
+/* Labels: a-z 0..25, A-Z 26..51, the dims an ellipsis covers 52.. (right-aligned across operands). */
+#define OPARA__EINSUM_LABELS (52 + OPARA_MAX_DIMS)
+
+typedef struct opara__einsum_term {
+    int32_t n;
+    int labels[OPARA_MAX_DIMS];
+} opara__einsum_term;
+
+static int opara__einsum_letter(char ch) {
+    return ch >= 'a' && ch <= 'z' ? ch - 'a' : ch >= 'A' && ch <= 'Z' ? 26 + (ch - 'A') : -1;
+}
+
+/* Parses one term (up to ',', '-' or the end) for an operand of `rank` dims (-1: the output, whose
+   ellipsis takes `ell` dims); the ellipsis dims of an operand are right-aligned among `ell`. */
+static int opara__einsum_term_parse(const char** s, int32_t rank, int32_t ell, opara__einsum_term* t) {
+    int32_t letters = 0, k, at = -1;
+    const char* p;
+    int labels[OPARA_MAX_DIMS];
+    t->n = 0;
+    for (p = *s; *p && *p != ',' && *p != '-'; ++p) {
+        if (*p == ' ') continue;
+        if (p[0] == '.' && p[1] == '.' && p[2] == '.' && at < 0) {
+            at = letters, p += 2;
+            continue;
+        }
+        if (opara__einsum_letter(*p) < 0 || letters >= OPARA_MAX_DIMS) return 0;
+        labels[letters++] = opara__einsum_letter(*p);
+    }
+    *s = p;
+    if (rank >= 0 && (at < 0 ? letters != rank : letters > rank)) return 0;
+    {
+        int32_t e = at < 0 ? 0 : rank >= 0 ? rank - letters : ell;
+        if (letters + e > OPARA_MAX_DIMS) return 0;
+        for (k = 0; k < letters + e; ++k) {
+            int32_t j = at < 0 || k < at ? k : k < at + e ? -1 : k - e;
+            t->labels[k] = j >= 0 ? labels[j] : 52 + (ell - e) + (k - at);
+        }
+        t->n = letters + e;
+    }
+    return 1;
+}
+
+/* The equation's operands and output (implicit: the ellipsis dims, then the labels used once, in
+   ASCII order); 0 when it is malformed for these operands. */
+static int opara__einsum_parse(opara__shape_ctx* c, opara__einsum_term* in, opara__einsum_term* out, int32_t* ell) {
+    const char* s = opara__attr_string(c->n, "equation", "");
+    uint32_t k, count[OPARA__EINSUM_LABELS] = {0};
+    int32_t i, e = 0, l;
+    const char* p = s;
+    for (k = 0; k < c->n->n_inputs; ++k) { /* the ellipsis' width: the most dims any operand leaves to it */
+        int32_t letters = 0, dots = 0;
+        for (; *p && *p != ',' && *p != '-'; ++p) letters += opara__einsum_letter(*p) >= 0, dots += *p == '.';
+        if (dots && c->in[k]->ndim - letters > e) e = c->in[k]->ndim - letters;
+        if (*p == ',') ++p;
+    }
+    *ell = e;
+    for (k = 0; k < c->n->n_inputs; ++k) {
+        if (!opara__einsum_term_parse(&s, c->in[k]->ndim, e, &in[k])) return 0;
+        if (k + 1 < c->n->n_inputs && *s++ != ',') return 0;
+        for (i = 0; i < in[k].n; ++i) count[in[k].labels[i]]++;
+    }
+    if (*s == ',') return 0;
+    if (*s == '-') {
+        if (s[1] != '>') return 0;
+        s += 2;
+        return opara__einsum_term_parse(&s, -1, e, out) && *s == 0;
+    }
+    out->n = 0;
+    for (l = 52; l < 52 + e; ++l) out->labels[out->n++] = l;
+    for (i = 0; i < 52; ++i) { /* ASCII order: the upper-case letters first */
+        l = i < 26 ? 26 + i : i - 26;
+        if (count[l] == 1 && out->n < OPARA_MAX_DIMS) out->labels[out->n++] = l;
+    }
+    return 1;
+}
+
+/* Einsum with one or two operands: the label sizes (ellipsis dims broadcast), the output shape and
+   the record's strides. */
+static opara_result opara__shape_einsum(opara__shape_ctx* c) {
+    opara__einsum_term in[2], out;
+    int64_t size[OPARA__EINSUM_LABELS];
+    int32_t ell = 0, i, o, n_sum = 0, sum_of[OPARA__EINSUM_LABELS], out_of[OPARA__EINSUM_LABELS];
+    uint32_t k;
+    opara__shape y;
+    if (c->n->n_inputs > 2) return opara__shape_fail(c, OPARA_ERR_SHAPE, "Einsum of more than 2 operands is not supported");
+    if (!opara__einsum_parse(c, in, &out, &ell))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "equation '%s' does not fit the operands",
+                                 opara__attr_string(c->n, "equation", ""));
+    for (i = 0; i < OPARA__EINSUM_LABELS; ++i) size[i] = -2, sum_of[i] = out_of[i] = -1; /* -2: unused */
+    for (k = 0; k < c->n->n_inputs; ++k)
+        for (i = 0; i < in[k].n; ++i) {
+            int l = in[k].labels[i];
+            int64_t d = c->in[k]->dims[i];
+            if (size[l] == -2 || size[l] == 1 || (l >= 52 && d != 1 && size[l] < 0)) size[l] = d;
+            else if (d != size[l] && !(l >= 52 && d == 1) && !opara__unknown(c, d) && !opara__unknown(c, size[l]))
+                return opara__shape_fail(c, OPARA_ERR_SHAPE, "label '%c' has sizes %lld and %lld", l < 26 ? 'a' + l : l < 52 ? 'A' + l - 26 : '.',
+                                         (long long)size[l], (long long)d);
+        }
+    y.ndim = out.n;
+    for (o = 0; o < out.n; ++o) {
+        if (size[out.labels[o]] == -2 || out_of[out.labels[o]] >= 0)
+            return opara__shape_fail(c, OPARA_ERR_SHAPE, "output label %d is not an operand's, or repeated", (int)o);
+        out_of[out.labels[o]] = o;
+        y.dims[o] = size[out.labels[o]];
+    }
+    for (i = 0; i < OPARA__EINSUM_LABELS; ++i)
+        if (size[i] != -2 && out_of[i] < 0) {
+            if (n_sum >= OPARA_MAX_DIMS) return opara__shape_fail(c, OPARA_ERR_SHAPE, "too many summed labels");
+            sum_of[i] = n_sum++;
+        }
+    if (c->params && c->mode == OPARA__SHAPE_STRICT) {
+        opara__einsum_params* p = &c->params->u.einsum;
+        p->n_sum = n_sum;
+        for (i = 0; i < OPARA__EINSUM_LABELS; ++i)
+            if (sum_of[i] >= 0) p->sum_dims[sum_of[i]] = size[i];
+        for (k = 0; k < c->n->n_inputs; ++k) {
+            int64_t stride = 1;
+            for (i = in[k].n - 1; i >= 0; --i) {
+                int l = in[k].labels[i];
+                int64_t st = c->in[k]->dims[i] == 1 ? 0 : stride; /* a broadcast ellipsis dim */
+                if (out_of[l] >= 0) p->out_strides[k][out_of[l]] += st;
+                else p->sum_strides[k][sum_of[l]] += st;
+                stride *= c->in[k]->dims[i];
+            }
+        }
+    }
+    return opara__set_out(c, 0, &y);
+}
+
 /* ---- data movement --------------------------------------------------------------------------- */
 
 static opara_result opara__shape_concat(opara__shape_ctx* c) {
@@ -1075,6 +1306,21 @@ static int opara__axes_flags(const int64_t* axes, uint32_t n, int64_t rank, int*
     return 1;
 }
 
+/* MeanVarianceNormalization: the moments over 'axes' (default 0, 2, 3), the output X's shape. */
+static opara_result opara__shape_mvn(opara__shape_ctx* c) {
+    static const int64_t default_axes[3] = {0, 2, 3};
+    const opara__shape* x = c->in[0];
+    uint32_t n = 3, i;
+    const int64_t* axes = opara__attr_ints(c->n, "axes", &n);
+    int flags[OPARA_MAX_DIMS];
+    opara__sbuf b;
+    if (!axes) axes = default_axes, n = 3;
+    if (!opara__axes_flags(axes, n, x->ndim, flags))
+        return opara__shape_fail(c, OPARA_ERR_SHAPE, "'axes' out of range or repeated for input %s", opara__sh(&b, 0, x));
+    for (i = 0; c->params && i < (uint32_t)x->ndim; ++i) c->params->u.reduce.axes[i] = (uint8_t)flags[i];
+    return opara__set_out(c, 0, x);
+}
+
 static opara_result opara__shape_squeeze(opara__shape_ctx* c) {
     const opara__shape* x = c->in[0];
     uint32_t n;
@@ -1209,6 +1455,8 @@ static opara_result opara__resize_modes(opara__shape_ctx* c, opara__resize_param
     rp->nearest = k < 0 ? OPARA__NEAREST_UNKNOWN : (opara__resize_nearest_mode)k;
     rp->antialias = opara__attr_int(c->n, "antialias", 0) != 0;
     rp->extrapolation_value = opara__attr_float(c->n, "extrapolation_value", 0.0f);
+    rp->cubic_coeff_a = opara__attr_float(c->n, "cubic_coeff_a", -0.75f);
+    rp->exclude_outside = opara__attr_int(c->n, "exclude_outside", 0) != 0;
     return OPARA_OK;
 }
 
@@ -1237,6 +1485,50 @@ static opara_result opara__resize_roi(opara__shape_ctx* c, uint32_t n, const int
     if (roi->count != 2 * n) return opara__shape_fail(c, OPARA_ERR_SHAPE, "'roi' has %u values, not %u", roi->count, 2 * n);
     for (k = 0; k < n; ++k) rp->roi_lo[dim[k]] = roi->v.floats[k], rp->roi_hi[dim[k]] = roi->v.floats[n + k];
     return OPARA_OK;
+}
+
+OPARA__PRIVATE double opara__resize_source(opara__resize_coord_mode mode, double s, double roi_lo, double roi_hi, int64_t x,
+                                          int64_t in, int64_t out) {
+    switch (mode) {
+    case OPARA__RESIZE_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)x + 0.5) / s - 0.5 : 0.0;
+    case OPARA__RESIZE_ALIGN_CORNERS: return out > 1 ? (double)x * (double)(in - 1) / (double)(out - 1) : 0.0;
+    case OPARA__RESIZE_ASYMMETRIC: return (double)x / s;
+    case OPARA__RESIZE_TF_HALF_PIXEL_FOR_NN: return ((double)x + 0.5) / s;
+    case OPARA__RESIZE_TF_CROP_AND_RESIZE:
+        return out > 1 ? roi_lo * (double)(in - 1) + (double)x * (roi_hi - roi_lo) * (double)(in - 1) / (double)(out - 1)
+                       : 0.5 * (roi_lo + roi_hi) * (double)(in - 1);
+    case OPARA__RESIZE_HALF_PIXEL_SYMMETRIC: {
+        double adj = (double)out / (s * (double)in), center = (double)in / 2.0;
+        return center * (1.0 - adj) + ((double)x + 0.5) / s - 0.5;
+    }
+    case OPARA__RESIZE_HALF_PIXEL: case OPARA__RESIZE_COORD_UNKNOWN: break;
+    }
+    return ((double)x + 0.5) / s - 0.5;
+}
+
+/* The cubic convolution kernel of ONNX's Resize (Keys, with a = cubic_coeff_a) at distance t. */
+static double opara__cubic_weight(double t, double a) {
+    t = fabs(t);
+    if (t <= 1.0) return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    if (t < 2.0) return ((a * t - 5.0 * a) * t + 8.0 * a) * t - 4.0 * a;
+    return 0.0;
+}
+
+OPARA__PRIVATE int opara__resize_cubic_taps(const opara__resize_params* rp, int32_t d, int64_t x, int64_t in, int64_t out,
+                                           int64_t* idx, float* w) {
+    double c = opara__resize_source(rp->coord, rp->scale[d], rp->roi_lo[d], rp->roi_hi[d], x, in, out);
+    double f = floor(c), r = c - f, wd[4], sum = 0.0;
+    int k;
+    if (rp->coord == OPARA__RESIZE_TF_CROP_AND_RESIZE && (c < 0.0 || c > (double)(in - 1))) return 0;
+    for (k = 0; k < 4; ++k) {
+        int64_t i = (int64_t)f - 1 + k;
+        wd[k] = opara__cubic_weight(r + 1.0 - (double)k, (double)rp->cubic_coeff_a);
+        if (rp->exclude_outside && (i < 0 || i >= in)) wd[k] = 0.0;
+        sum += wd[k];
+        idx[k] = i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
+    }
+    for (k = 0; k < 4; ++k) w[k] = (float)(rp->exclude_outside && sum != 0.0 ? wd[k] / sum : wd[k]);
+    return 1;
 }
 
 static opara_result opara__shape_resize(opara__shape_ctx* c) {
@@ -1684,6 +1976,11 @@ static opara__arity opara__op_arity(opara__op op) {
     case OPARA__OP_GRU: case OPARA__OP_RNN: a.min_in = 3, a.max_in = 6, a.max_out = 2; break;
     case OPARA__OP_MAX_POOL: a.max_out = 2; break;
     case OPARA__OP_BATCH_NORM: a.min_in = a.max_in = 5; break;
+    case OPARA__OP_PRELU: case OPARA__OP_MAX_UNPOOL: a.min_in = a.max_in = 2; break;
+    case OPARA__OP_INSTANCE_NORM: a.min_in = a.max_in = 3; break;
+    case OPARA__OP_DROPOUT: a.max_out = 2; break;
+    case OPARA__OP_EINSUM: a.max_in = 2; break;
+    case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY:
     case OPARA__OP_GATHER: case OPARA__OP_MATMUL: a.min_in = a.max_in = 2; break;
@@ -1742,6 +2039,15 @@ static opara_result opara__shape_node(opara__shape_ctx* c) {
     case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL: return opara__shape_pool(c);
     case OPARA__OP_GLOBAL_AVERAGE_POOL: return opara__shape_global_pool(c);
     case OPARA__OP_BATCH_NORM: return opara__shape_batch_norm(c);
+    case OPARA__OP_PRELU: return opara__shape_prelu(c);
+    case OPARA__OP_INSTANCE_NORM: return opara__shape_instance_norm(c);
+    case OPARA__OP_LRN: return opara__shape_lrn(c);
+    case OPARA__OP_MVN: return opara__shape_mvn(c);
+    case OPARA__OP_SHRINK: return opara__set_out(c, 0, c->in[0]);
+    case OPARA__OP_GLOBAL_MAX_POOL: return opara__shape_global_pool(c);
+    case OPARA__OP_MAX_UNPOOL: return opara__shape_max_unpool(c);
+    case OPARA__OP_DROPOUT: return opara__shape_dropout(c);
+    case OPARA__OP_EINSUM: return opara__shape_einsum(c);
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: case OPARA__OP_MOD: OPARA__CASE_VARIADIC:
     case OPARA__OP_WHERE: return opara__shape_broadcast(c);
@@ -1843,7 +2149,12 @@ static void opara__record_scalars(opara__shape_ctx* c) {
         p->u.activation.gamma = opara__attr_float(n, "gamma", 1.05070102214813232421875f);
     }
     if (op == OPARA__OP_GELU) p->u.activation.gelu_tanh = strcmp(opara__attr_string(n, "approximate", "none"), "tanh") == 0;
-    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM) p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_BATCH_NORM || op == OPARA__OP_LAYER_NORM || op == OPARA__OP_INSTANCE_NORM)
+        p->u.epsilon = opara__attr_float(n, "epsilon", 1e-5f);
+    if (op == OPARA__OP_SHRINK) {
+        p->u.activation.alpha = opara__attr_float(n, "lambd", 0.5f);
+        p->u.activation.beta = opara__attr_float(n, "bias", 0.0f);
+    }
     if (opara__reduce_kind_of(op, NULL)) p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
     if (op == OPARA__OP_ARG_MAX || op == OPARA__OP_ARG_MIN) {
         p->u.reduce.keepdims = opara__attr_int(n, "keepdims", 1) != 0;
@@ -2141,6 +2452,14 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
         break;
     case OPARA__OP_TRILU: case OPARA__OP_TILE: case OPARA__OP_DEPTH_TO_SPACE: case OPARA__OP_SPACE_TO_DEPTH:
         break; /* the type of input 0 */
+    case OPARA__OP_PRELU:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || dt[n->inputs[1]] != in0)
+            return opara__dtype_fail(rt, g, node, "X and slope have different data types");
+        break;
+    case OPARA__OP_MAX_UNPOOL:
+        if (n->n_inputs < 2 || n->inputs[1] < 0 || dt[n->inputs[1]] != OPARA_DTYPE_I64)
+            return opara__dtype_fail(rt, g, node, "indices must be i64");
+        break;
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_CONCAT:
     OPARA__CASE_INT_BINARY: OPARA__CASE_VARIADIC:
         for (k = 1; k < n->n_inputs; ++k)
@@ -2150,7 +2469,9 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_LOGIC_UNARY:
         return opara__dtype_logic(rt, g, node, dt);
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_INSTANCE_NORM: case OPARA__OP_LRN:
+    case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT: case OPARA__OP_EINSUM:
+    case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH: case OPARA__OP_CLIP:
     case OPARA__OP_POW: case OPARA__OP_SQRT: case OPARA__OP_ERF: case OPARA__OP_GELU: case OPARA__OP_SPLIT: case OPARA__OP_SLICE:
     case OPARA__OP_RESHAPE: case OPARA__OP_FLATTEN: case OPARA__OP_TRANSPOSE: case OPARA__OP_SQUEEZE: case OPARA__OP_UNSQUEEZE:
@@ -2164,6 +2485,7 @@ static opara_result opara__dtype_node(opara_runtime* rt, const opara__graph* g, 
     for (k = 0; k < n->n_outputs; ++k) {
         opara_dtype t = out;
         if ((n->op == OPARA__OP_MAX_POOL || n->op == OPARA__OP_TOPK) && k == 1) t = OPARA_DTYPE_I64;
+        if (n->op == OPARA__OP_DROPOUT && k == 1) t = OPARA_DTYPE_BOOL;
         if (n->op == OPARA__OP_LAYER_NORM && k > 0) t = OPARA_DTYPE_F32;
         if (n->op == OPARA__OP_DYNAMIC_QUANTIZE_LINEAR && k == 1) t = OPARA_DTYPE_F32;
         if (n->op == OPARA__OP_ARG_MAX || n->op == OPARA__OP_ARG_MIN) t = OPARA_DTYPE_I64;

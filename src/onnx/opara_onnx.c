@@ -52,6 +52,9 @@ static opara_result opara__infer_node(opara__imp* im, int32_t node) {
         for (k = 0; k < n->n_outputs; ++k)
             if (opara__op_out_dtype(n, in_dt, k, &dt)) im->g->values[n->outputs[k]].dtype = dt;
     }
+    /* MaxPool's Indices, Dropout's mask */
+    if (n->op == OPARA__OP_MAX_POOL && n->n_outputs > 1) im->g->values[n->outputs[1]].dtype = OPARA_DTYPE_I64;
+    if (n->op == OPARA__OP_DROPOUT && n->n_outputs > 1) im->g->values[n->outputs[1]].dtype = OPARA_DTYPE_BOOL;
     return OPARA_OK;
 }
 
@@ -299,10 +302,29 @@ static opara_result opara__resize_check_18(opara__imp* im, const opara__node* n,
     return OPARA_OK;
 }
 
+/* Upsample as Resize: asymmetric coordinates and, for nearest, rounding down; its scales (an
+   attribute before opset 9, then input 1) are Resize's canonical 'scales' already or moved there. */
+static opara_result opara__canon_upsample(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
+    const char* mode = opara__attr_string(&im->g->nodes[node], "mode", "nearest");
+    opara__param scales;
+    opara_result r;
+    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0)
+        return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Upsample): mode '%s' is not supported "
+                           "(nearest or linear)", im->node_name, mode);
+    r = opara__floats_param(im, in, n_in, 1, &scales);
+    if (r == OPARA_OK && scales.present) r = opara__node_set_floats(im->g, node, "scales", scales.floats, scales.n);
+    if (r == OPARA_OK && !opara__node_attr(&im->g->nodes[node], "scales"))
+        r = opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Upsample): no scales", im->node_name);
+    if (r == OPARA_OK) r = opara__node_set_string(im->g, node, "coordinate_transformation_mode", "asymmetric");
+    if (r == OPARA_OK) r = opara__node_set_string(im->g, node, "nearest_mode", "floor");
+    return r;
+}
+
 static opara_result opara__canon_resize(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
     opara__param scales, sizes, roi;
     opara_result r;
     uint32_t si = im->opset < 11 ? 1 : 2;
+    if (opara__op_is(im->node, "Upsample")) return opara__canon_upsample(im, node, in, n_in);
     r = opara__floats_param(im, in, n_in, si, &scales);
     if (r == OPARA_OK && im->opset >= 11) r = opara__ints_param(im, in, n_in, 3, NULL, 0, &sizes);
     else memset(&sizes, 0, sizeof sizes);
@@ -422,6 +444,29 @@ static opara_result opara__canon_cum_sum(opara__imp* im, int32_t node, const int
     return opara__node_set_int(im->g, node, "axis", p.ints[0]);
 }
 
+/* PRelu before opset 7 applies a slope of C values per channel (dim 1); from 7 on the slope
+   broadcasts numpy-style from the right. A constant [C] slope becomes [C, 1, ...] (a new constant,
+   shared by the nodes that use the same slope). */
+static opara_result opara__canon_prelu(opara__imp* im, int32_t node, const int32_t* in) {
+    const opara__shape* x = opara__imp_shape(im, in[0]);
+    opara__shape shape;
+    opara__cv slope;
+    char name[256];
+    int32_t v, d;
+    opara_result r = OPARA_OK;
+    if (im->opset >= 7 || in[1] < 0 || !opara__is_const(im, in[1]) || x->ndim < 3) return OPARA_OK;
+    opara__cv_of(im, in[1], &slope);
+    if (slope.shape.ndim != 1 || slope.count < 2 || (int64_t)slope.count != x->dims[1]) return OPARA_OK;
+    opara__format(name, sizeof name, "%s:per_channel", im->g->values[in[1]].name);
+    shape.ndim = x->ndim - 1;
+    shape.dims[0] = (int64_t)slope.count;
+    for (d = 1; d < shape.ndim; ++d) shape.dims[d] = 1;
+    if (opara__graph_find_value(im->g, name) < 0) r = opara__imp_const(im, name, slope.dtype, &shape, slope.data, NULL, 1);
+    v = opara__graph_find_value(im->g, name);
+    if (r == OPARA_OK) im->g->nodes[node].inputs[1] = v;
+    return r;
+}
+
 /* Moves constant inputs into canonical attributes and fills defaults that depend on the opset. */
 /* TopK-10+'s K input (one int64) becomes the attribute k that TopK-1 has. */
 static opara_result opara__canon_topk(opara__imp* im, int32_t node, const int32_t* in, uint32_t n_in) {
@@ -462,10 +507,17 @@ static opara_result opara__canonicalize(opara__imp* im, opara__op op, int32_t no
     case OPARA__OP_TOPK: r = opara__canon_topk(im, node, in, n_in); break;
     case OPARA__OP_TRILU: case OPARA__OP_TILE: r = opara__canon_trilu_tile(im, op, node, in, n_in); break;
     case OPARA__OP_ONE_HOT: r = opara__canon_one_hot(im, node, in, n_in); break;
+    case OPARA__OP_PRELU: r = opara__canon_prelu(im, node, in); break;
+    case OPARA__OP_MAX_UNPOOL:
+        r = opara__ints_param(im, in, n_in, 2, NULL, 0, &p);
+        if (r == OPARA_OK) r = opara__set_ints_param(im, node, "output_shape", &p);
+        break;
     case OPARA__OP_CONV: case OPARA__OP_CONV_TRANSPOSE: case OPARA__OP_QUANTIZE_LINEAR: case OPARA__OP_DEQUANTIZE_LINEAR:
     case OPARA__OP_DYNAMIC_QUANTIZE_LINEAR: case OPARA__OP_CONV_INTEGER: case OPARA__OP_MATMUL_INTEGER:
     case OPARA__OP_QLINEAR_CONV: case OPARA__OP_QLINEAR_MATMUL: case OPARA__OP_MAX_POOL: case OPARA__OP_AVERAGE_POOL:
-    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
+    case OPARA__OP_GLOBAL_AVERAGE_POOL: case OPARA__OP_BATCH_NORM: case OPARA__OP_INSTANCE_NORM:
+    case OPARA__OP_LRN: case OPARA__OP_MVN: case OPARA__OP_SHRINK: case OPARA__OP_GLOBAL_MAX_POOL: case OPARA__OP_DROPOUT:
+    case OPARA__OP_EINSUM: case OPARA__OP_RELU: case OPARA__OP_LEAKY_RELU:
     case OPARA__OP_SIGMOID: case OPARA__OP_TANH: case OPARA__OP_HARD_SIGMOID: case OPARA__OP_HARD_SWISH:
     case OPARA__OP_ADD: case OPARA__OP_SUB: case OPARA__OP_MUL: case OPARA__OP_DIV: case OPARA__OP_POW:
     OPARA__CASE_COMPARE: OPARA__CASE_LOGIC_BINARY: OPARA__CASE_INT_BINARY: OPARA__CASE_LOGIC_UNARY: OPARA__CASE_VARIADIC:
@@ -655,6 +707,16 @@ static opara_result opara__zeros_inputs(opara__imp* im, opara__op op, int32_t* i
     return OPARA_OK;
 }
 
+/* Dropout with its mask output (an IR Dropout node; without it Dropout is an alias of its input). */
+static int opara__dropout_mask(const opara__onnx_node* n) { return n->n_outputs > 1 && n->outputs[1][0]; }
+
+/* Upsample (opset 7-9; deprecated in 10) is a Resize node (opara__canon_upsample). */
+static opara_result opara__import_upsample(opara__imp* im, const int32_t* in) {
+    if (im->node->n_inputs == 0 || in[0] < 0)
+        return opara__fail(im->rt, OPARA_ERR_ONNX_INVALID, "node '%s' (Upsample): missing first input", im->node_name);
+    return opara__emit_node(im, OPARA__OP_RESIZE, in, im->node->n_inputs);
+}
+
 static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n, int32_t* in) {
     opara__op op = opara__op_from_name(n->op_type);
     opara__cv folded;
@@ -672,7 +734,7 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
             return opara__fail(im->rt, OPARA_ERR_UNSUPPORTED_OP, "node '%s' (Dropout): training mode is not supported",
                                im->node_name);
     }
-    if (opara__op_is(n, "Identity") || opara__op_is(n, "Dropout"))
+    if (opara__op_is(n, "Identity") || (opara__op_is(n, "Dropout") && !opara__dropout_mask(n)))
         return opara__import_alias(im, n->n_inputs ? in[0] : -1);
     if ((r = opara__zeros_inputs(im, op, in, &zeros_of)) != OPARA_OK) return (opara_result)r;
     if (zeros_of && n->n_outputs && n->outputs[0][0]) return opara__import_zeros(im, zeros_of);
@@ -680,6 +742,7 @@ static opara_result opara__import_node(opara__imp* im, const opara__onnx_node* n
     if (opara__op_is(n, "CastLike")) return opara__import_castlike(im, in);
     if (opara__op_is(n, "Split") && (r = opara__try_fold_split(im, in, n->n_inputs)) != OPARA__NOFOLD)
         return (opara_result)r;
+    if (opara__op_is(n, "Upsample")) return opara__import_upsample(im, in);
     r = opara__try_fold(im, in, n->n_inputs, &folded);
     if (r == OPARA_OK) {
         if (!n->n_outputs || !n->outputs[0][0])
@@ -729,7 +792,7 @@ static void opara__changed_label(const opara__op_info* info, int64_t opset, char
 }
 
 static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
-    static const char* const fold_only[] = {"Constant", "Shape", "Identity", "Dropout", "ConstantOfShape", "Range",
+    static const char* const fold_only[] = {"Constant", "Shape", "Identity", "ConstantOfShape", "Range",
                                             "Equal", "If", "HannWindow", "HammingWindow", "BlackmanWindow",
                                             "MelWeightMatrix", "CastLike" /* imported as a Cast */};
     opara__op op = opara__op_from_name(n->op_type);
@@ -737,8 +800,8 @@ static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
     uint32_t i, extra_outputs = 0;
     if (strcmp(domain, op != OPARA__OP_COUNT ? opara__op_info_of(op)->domain : "") != 0) return 0;
     for (i = 1; i < n->n_outputs; ++i) extra_outputs += n->outputs[i][0] != 0;
-    if ((op == OPARA__OP_MAX_POOL || op == OPARA__OP_BATCH_NORM || strcmp(n->op_type, "Dropout") == 0) && extra_outputs)
-        return 0;
+    if (op == OPARA__OP_BATCH_NORM && extra_outputs) return 0;
+    if (strcmp(n->op_type, "Upsample") == 0 && strcmp(domain, "") == 0) return opset >= 7;
     if (op == OPARA__OP_BATCH_NORM && opara__oattr_int(n, "training_mode", 0)) return 0;
     if (op != OPARA__OP_COUNT) return !opara__op_too_new(op, opset) && !opara__op_changed(op, opset);
     for (i = 0; i < OPARA__ARRAY_COUNT(fold_only); ++i)
@@ -748,8 +811,7 @@ static int opara__node_supported(const opara__onnx_node* n, int64_t opset) {
 
 static void opara__unsupported_label(const opara__onnx_node* n, int64_t opset, char* buf, size_t cap) {
     opara__op op = opara__op_from_name(n->op_type);
-    const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : op == OPARA__OP_MAX_POOL ? " (with Indices)" :
-                       strcmp(n->op_type, "Dropout") == 0 ? " (with mask)" : "";
+    const char* what = op == OPARA__OP_BATCH_NORM ? " (training mode)" : "";
     if (n->domain[0] && strcmp(n->domain, "ai.onnx") != 0) opara__format(buf, cap, "%s.%s", n->domain, n->op_type);
     else if (opara__op_too_new(op, opset))
         opara__format(buf, cap, "%s (opset %d+, the model's is %lld)", n->op_type, (int)opara__op_info_of(op)->since,

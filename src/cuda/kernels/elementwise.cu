@@ -136,21 +136,6 @@ OPARA_KERNEL(opara_math_f32, (const float*, x), (float*, y), (int, n), (int, op)
         y[i] = opara__k_math(x[i], op, a, b);
 }
 
-/* Offset of element i in operand `which` (0-based, after the dims) of a meta block. */
-OPARA_DEVICE long long opara__k_strided_offset(long long i, const int* meta, int which)
-{
-    int ndim = meta[0], d;
-    const int* dims = meta + 1;
-    const int* strides = meta + 1 + ndim * (1 + which);
-    long long off = 0;
-    for (d = ndim - 1; d >= 0; --d) {
-        long long idx = i % dims[d];
-        i /= dims[d];
-        off += idx * strides[d];
-    }
-    return off;
-}
-
 OPARA_DEVICE float opara__k_binary_f32(int op, float x, float z)
 {
     switch (op) {

@@ -62,3 +62,132 @@ OPARA_KERNEL(opara_layer_norm_f32, (const float*, x), (const float*, scale), (co
     for (j = (int)threadIdx.x; j < cols; j += (int)blockDim.x)
         out[j] = (row[j] - mean) * inv * scale[j] + (bias ? bias[j] : 0.0f);
 }
+
+/* Groups of a reduction: meta = [kept_n, kept dims, kept input strides, red_n, reduced dims, reduced
+ * input strides] (kept_n may be 0, red_n >= 1). The input offset of group g's first element, the
+ * group's size and the offset of its j-th element from the first. */
+OPARA_DEVICE long long opara__k_group_base(const int* meta, long long g)
+{
+    int kept_n = meta[0], d;
+    long long base = 0;
+    for (d = kept_n - 1; d >= 0; --d) {
+        base += (g % meta[1 + d]) * meta[1 + kept_n + d];
+        g /= meta[1 + d];
+    }
+    return base;
+}
+
+OPARA_DEVICE long long opara__k_group_count(const int* meta)
+{
+    int kept_n = meta[0], red_n = meta[1 + 2 * kept_n], d;
+    long long count = 1;
+    for (d = 0; d < red_n; ++d) count *= meta[2 + 2 * kept_n + d];
+    return count;
+}
+
+OPARA_DEVICE long long opara__k_group_offset(const int* meta, long long j)
+{
+    int kept_n = meta[0], red_n = meta[1 + 2 * kept_n], d;
+    const int* rdims = meta + 2 + 2 * kept_n;
+    const int* rstr = meta + 2 + 2 * kept_n + red_n;
+    long long off = 0;
+    for (d = red_n - 1; d >= 0; --d) {
+        off += (j % rdims[d]) * rstr[d];
+        j /= rdims[d];
+    }
+    return off;
+}
+
+/* Normalization of each group of a reduction (meta as opara__k_group_base; block b: group b) by its
+ * mean and variance (two passes): mode 0 InstanceNormalization, y = (x - mean) / sqrt(var + eps) *
+ * scale[c] + bias[c] with c = b % C; mode 1 MeanVarianceNormalization, y = (x - mean) / (sqrt(var) +
+ * eps). Launch: grid = number of groups. */
+OPARA_KERNEL(opara_group_norm_f32, (const float*, x), (const float*, scale), (const float*, bias), (float*, y),
+             (const int*, meta), (int, C), (int, mode), (float, eps))
+{
+    OPARA_SHARED(float, buf, OPARA__NORM_THREADS);
+    long long base = opara__k_group_base(meta, blockIdx.x), count = opara__k_group_count(meta), j;
+    float mean = 0.0f, var = 0.0f, k, off;
+    for (j = threadIdx.x; j < count; j += blockDim.x) mean += x[base + opara__k_group_offset(meta, j)];
+    mean = opara__k_block_reduce(buf, mean, 0) / (float)count;
+    for (j = threadIdx.x; j < count; j += blockDim.x) {
+        float d = x[base + opara__k_group_offset(meta, j)] - mean;
+        var += d * d;
+    }
+    var = opara__k_block_reduce(buf, var, 0) / (float)count;
+    if (mode == 0) {
+        k = scale[blockIdx.x % (unsigned)C] / sqrtf(var + eps);
+        off = bias[blockIdx.x % (unsigned)C] - mean * k;
+    } else {
+        k = 1.0f / (sqrtf(var) + eps);
+        off = -mean * k;
+    }
+    for (j = threadIdx.x; j < count; j += blockDim.x) {
+        long long at = base + opara__k_group_offset(meta, j);
+        y[at] = x[at] * k + off;
+    }
+}
+
+/* GlobalMaxPool: block b takes the max of plane b (`inner` elements; a NaN gives NaN). */
+OPARA_KERNEL(opara_global_max_f32, (const float*, x), (float*, y), (int, inner))
+{
+    OPARA_SHARED(float, buf, OPARA__NORM_THREADS);
+    const float* row = x + (long long)blockIdx.x * inner;
+    float m = -OPARA_INF_F32;
+    int j;
+    for (j = (int)threadIdx.x; j < inner; j += (int)blockDim.x) m = opara__k_max_nan(m, row[j]);
+    m = opara__k_block_reduce(buf, m, 1);
+    if (threadIdx.x == 0) y[blockIdx.x] = m;
+}
+
+/* LRN over the channels of x viewed as [N, C, inner]: y = x / (bias + alpha / size * sum of x^2 over
+ * the channels c - (size - 1) / 2 .. c + size - 1 - (size - 1) / 2 that exist) ^ beta. One thread per
+ * element. */
+OPARA_KERNEL(opara_lrn_f32, (const float*, x), (float*, y), (int, n), (int, C), (int, inner), (int, size),
+             (float, alpha), (float, beta), (float, bias))
+{
+    int i;
+    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
+        int c = (i / inner) % C, lo = c - (size - 1) / 2, hi = c + size - 1 - (size - 1) / 2, cc;
+        float sum = 0.0f;
+        if (lo < 0) lo = 0;
+        if (hi > C - 1) hi = C - 1;
+        for (cc = lo; cc <= hi; ++cc) {
+            float v = x[i + (cc - c) * inner];
+            sum += v * v;
+        }
+        y[i] = x[i] / powf(bias + alpha / (float)size * sum, beta);
+    }
+}
+
+/* PRelu: y = x < 0 ? x * slope : x, the slope broadcast by meta ([ndim, dims, x's strides, slope's
+ * strides]). */
+OPARA_KERNEL(opara_prelu_f32, (const float*, x), (const float*, slope), (float*, y), (int, n), (const int*, meta))
+{
+    int i;
+    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
+        float v = x[i];
+        y[i] = v < 0.0f ? v * slope[opara__k_strided_offset(i, meta, 1)] : v;
+    }
+}
+
+/* Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0 (NaN gives 0, as the CPU). */
+OPARA_KERNEL(opara_shrink_f32, (const float*, x), (float*, y), (int, n), (float, lambd), (float, bias))
+{
+    int i;
+    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
+        float v = x[i];
+        y[i] = v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0f);
+    }
+}
+
+/* Dropout (inference): y = x (nbytes bytes), the mask's n bytes all 1 (true); mask may be NULL. */
+OPARA_KERNEL(opara_dropout, (const unsigned char*, x), (unsigned char*, y), (unsigned char*, mask), (int, nbytes),
+             (int, n))
+{
+    int i, total = nbytes > n ? nbytes : n;
+    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < total; i += (int)(blockDim.x * gridDim.x)) {
+        if (i < nbytes) y[i] = x[i];
+        if (mask && i < n) mask[i] = 1;
+    }
+}

@@ -177,4 +177,20 @@ OPARA_DEVICE int opara_atomic_add_i32(int* p, int v) { return __atomic_fetch_add
     static void name(OPARA__MAP(OPARA__M_DECL, __VA_ARGS__))
 
 #endif /* host build */
+/* Offset of element i in operand `which` (0-based, after the dims) of a meta block [ndim, dims,
+ * each operand's strides] (the element-wise kernels and PRelu). */
+OPARA_DEVICE long long opara__k_strided_offset(long long i, const int* meta, int which)
+{
+    int ndim = meta[0], d;
+    const int* dims = meta + 1;
+    const int* strides = meta + 1 + ndim * (1 + which);
+    long long off = 0;
+    for (d = ndim - 1; d >= 0; --d) {
+        long long idx = i % dims[d];
+        i /= dims[d];
+        off += idx * strides[d];
+    }
+    return off;
+}
+
 #endif /* OPARA_KERNEL_H */
