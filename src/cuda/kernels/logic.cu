@@ -10,21 +10,6 @@
  * Variadic op codes: 0 Max, 1 Min, 2 Mean, 3 Sum. */
 #include "opara_kernel.h"
 
-/* Offset of element i in operand `which` of a meta block (as elementwise.cu's, which is another module). */
-OPARA_DEVICE long long opara__k_logic_offset(long long i, const int* meta, int which)
-{
-    int ndim = meta[0], d;
-    const int* dims = meta + 1;
-    const int* strides = meta + 1 + ndim * (1 + which);
-    long long off = 0;
-    for (d = ndim - 1; d >= 0; --d) {
-        long long idx = i % dims[d];
-        i /= dims[d];
-        off += idx * strides[d];
-    }
-    return off;
-}
-
 OPARA_DEVICE int opara__k_is_float(int dtype) { return dtype == 1 || dtype == 11; }
 
 OPARA_DEVICE double opara__k_logic_load_f(const unsigned char* base, int dtype, long long i)
@@ -78,7 +63,7 @@ OPARA_KERNEL(opara_logic_binary, (const unsigned char*, a), (const unsigned char
 {
     int i;
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
-        long long ia = opara__k_logic_offset(i, meta, 0), ib = opara__k_logic_offset(i, meta, 1);
+        long long ia = opara__k_strided_offset(i, meta, 0), ib = opara__k_strided_offset(i, meta, 1);
         if (op <= 4 && opara__k_is_float(dtype)) {
             double x = opara__k_logic_load_f(a, dtype, ia), z = opara__k_logic_load_f(b, dtype, ib);
             y[i] = (unsigned char)OPARA__K_COMPARE(op, x, z);
@@ -123,7 +108,7 @@ OPARA_KERNEL(opara_variadic_step, (const unsigned char*, x), (unsigned char*, y)
 {
     int i;
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
-        long long ix = opara__k_logic_offset(i, meta, 0);
+        long long ix = opara__k_strided_offset(i, meta, 0);
         if (opara__k_is_float(dtype)) {
             double v = opara__k_logic_load_f(x, dtype, ix), acc = first ? v : opara__k_logic_load_f(y, dtype, i);
             if (!first && op == 0) acc = v > acc || v != v ? v : acc;
