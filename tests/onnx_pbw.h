@@ -16,7 +16,7 @@ static void pbw_put(pbw* b, const void* p, size_t n) {
         b->cap = (b->n + n) * 2 + 64;
         b->d = (uint8_t*)realloc(b->d, b->cap);
     }
-    memcpy(b->d + b->n, p, n);
+    if (n) memcpy(b->d + b->n, p, n); /* an empty message has no buffer (p NULL) */
     b->n += n;
 }
 static void pbw_varint(pbw* b, uint64_t v) {
