@@ -723,6 +723,7 @@ static int opara__eval_mel_weights(opara__imp* im, const opara__cv* cv, opara__c
     edge = r == OPARA_OK ? (int64_t*)opara__calloc(im->rt, (size_t)n_mel + 2, sizeof(int64_t)) : NULL;
     if (r != OPARA_OK) return r;
     if (!edge) return opara__imp_oom(im);
+    memset(data, 0, (size_t)out->count * opara_dtype_size(t)); /* the filters write only their triangles */
     lo_mel = 2595.0 * log10(1.0 + lo / 700.0);
     step = (2595.0 * log10(1.0 + hi / 700.0) - lo_mel) / (double)(n_mel + 2);
     for (i = 0; i < n_mel + 2; ++i) {
