@@ -21778,289 +21778,302 @@ static const char opara__ptx_elementwise[] =
     "B3P,/v)C3k+$X#j!56C1#95S~$,U!A3U!;3|*AAv)FCU!#S,$T$$d! Z>)QT'$w_095zO-wT!$cS'90h=-==4=/Ri!$gR' =C2b5#V^%"
     "%Y-#_P*=1W}-$E$=D5]!X7,o%:6]!D4f7*R#$jg.C3R#;8E+6$i(-r!#a,$>U26v$*F$q(#{!b40`$A5U%!S!#`$!xq$$j!$Y6#hz-,X"
     "j&I1L#Qk!D8q^!2PU!B6iY)U0:YQ)+p#%y!(Y!A:QT&#P!$g_%Bdgg! q|$Xstmi0!fi0Y7]uT++Sm0$'I2sk0%zk0+X|$@3bs0G3bz&"
-    "H7Rt0D4a|-)z${'8:\nret;\n}_V1|$binaryaV1'>7#cV1.GO1,G2gV1.GO3,GO4,f#1mV1]54lV1^93kV1^30WV1x 279XV1>3YU1/"
-    "y'1[V1 a45R!I1R! f45R!1cV1O3 P!H3P!O4 P!J4T$O1 R! kV14kP1;,_!7*^W1L5^W1M6^W1$yZ/>5QU1K6^W1$JF3^W1u!1_79W"
-    "Z17)]W1N7XS1;,s,5B;3BM9B;4m'.q<>1z6{!1_72tZ(3nk%$D#}R.+w]&'tk%![}%#j!Rp4g'*_f'_1_P|%@1Ua.;1Tj%/k{*G7{{&>"
-    "f`~-#gZ'*uP'$pg- SS!=xwi%%qa#D1{d(,Rq)#ro*7!Rd!#uT#(o!#dk*(YP!%R`1!V~+j$474836fc.'h!$cj#$o!#yY/Y51jR.#Pj"
-    "#/ZS$@1up%91}e'.]S.+w^/'s*=5h+MBDI6xb((pf':4ib(<5Te- j+C7j+'gj1+[b/,V.+|$v %f9oR/(o!'h$H9i,(Yd.;7n!,Qa.&"
-    ":%sb//vy.$pj+&QY#BunQ/(>&{!;9^t'# <,_#0jQ/+g*$k|.l s64Pk1;5h9@;ci1$c< t`! {OY1]]y!#Uw+E;k!#nf(=rhW)$VP!$"
-    "uQ# =.xt($c.#ad#)U#;5wn1^78SW!P1_ew!l not~d(=8j#k maxR$$PT/!Qe%*~a)=0f##bt1';<6yg.K2bh.*uP&;7fP..oz(<3ph"
-    ".G3i%+eg($he#,pa$#~f+;ri[!B3b&C1Z{*U25~i.O7Ia#%W#X5:g&$Q*$rg%,t+A9Wh.){w1$qY! `!+Yy1!rW)({J+t]!#Rq$#FA4Y"
-    "/%y!;1Y/h 48+~M'sb##cW)'h%C1X[#!^[&%H=-z^#E6][#$kGT50rs#,xD#]e*<sx'F3h#+}c##vZ)'K&`n)%c!C4c!H5[@)Z@D:uZ#"
-    ">3y!,9&{!#x$Gult.E3[O#n1<5=(~q)@7X!;6_# Z`#$mS2#u%`35:#U!>7Z%Y8:t+$Wj$$ng$$m|&%<$u% E,rf$*l-a53Q- {i$!R-"
-    "_8]v)X5,_)!z}#)R#$|j#%H }k*.T# UJ!S#s 0+-V/$Yk$&u,D0V/$}Z2 H7!V/U5,O/xT2s!1_10W/F5i#-`&Y8,KD0W/+|$!uw&-W"
-    "/'l~* u#.Y/=8{!,9%S5A3Y/$_})A9ry)&Y/-S~)(n~)>2X!`41n.#Q_.H0::6Q{1([%a1:c-%pH:8_+,U(#Pm-&m'Z15iH;2c+$HJ1e"
-    "->8e-C8e-Z61W*C8e-;6W8 H7!e-$a$T62e-C6e-D3e-F7i#-_&%a<=7C*e-+U.0qr/o!1_14X)E3e-%U0E8e-&l=B5e-&li.#mU2+e-"
-    "#m+<5=(e-@7X!1o;<7|j..:<8fg''h%1e-V64e-0{9<6_5$g;C6{9<3|'$H+VQ&%XM!g80P. RB%P.[12Q.B6s*[36Q.%S07%g:%G&g:"
-    "+|b! av%*Q.F2i#-z&B8~H!Tp'(Q.Y50c!!Yd2.Q.)t)F6Q.=8{!,9%g:A7Q.#e#%{o(,Q.'cl(#=(mi(>2X!I5g:#|l(0g:#p!A5g:J"
-    "7Q.(g:!`+,V(;7f'%kS!D6h:${a!%IZ35S.$we!:5S.0aU0!<F0aU0W1_zZ!F1Zu$%tq*F0px2#fd!(}s(O3#{[!#U,`53|[!#UZ'F5W"
-    "V3;1vl$%xT3B1>%f4c72|[!<4}(]72|[!C7dY! wo!)^3$Ym$!H7!^3%s_!V74ob&*Z' Wy!)`3^54k#-X,%`R!=4C*`3C5P]!/]b)o "
-    "1_2S/]21`3({!,9I5R]!#[T!%zz(-`3&Zl.#=(`3@8X!H7t2#vx(0|A$U!)Qv!C2S]!$ru$#&Z47T]!$uu$!F+T]!$nX!%s-I7T]!;7j"
-    "M`56T5$l9$d'!Pj32T5>9U]!1Qh1>7iY&._3.W$;5V$^48W^!Y80Q-D5qP!$nx$!H7#a0$q-!}g)/Xj191gh2*a0F6k#,e'$Xz$%KD5s"
-    "P!$ga!%c!G1fk'V1_wp(91b}0,v/=9{!+9=6}&)a0;6so.#av.,a0$Tt.<1=.ut.#[u'H2u/<6gv..:<7fu.'h%1qC s}$#h.2Y^!$k~"
-    "$%m'z 183k.&IK9es1=7Rg%O3)k.V66k.,^_!Y85[+D6[Q!$yX$!H7#k.%{+'qf'+|y! wQ#n remP&F8k#-V-'~a&91Ss3,l,=4Z!,9"
-    "&i%#f#@ucY(#<`64b+:8cY('g# lc&0b+>7b+0V[!<8o%$oGd87b+>8b+'l*B:k<<9h1F9px!$zd&$p6 |s#-b}3%qU#89}d#'Xx(#_["
-    "!%ac#'{_(#h&#i;,wM#qLI6xc# }i$'xc#$_Y(+xc#'[Y(+xc#$[Y(#xc#H7~[( B+S!<27+}]-=5ne&.qd*#ga#F2|c#$mj#)3$Vp!G"
-    "5Yg1:1R]1(gc#>8Sg&g152|!&m+A4Sc#U73t&0VV!$qk'1VV!;9;.VV!B9bIZ95bp%$=c96VV!%rZ4t 196VV!$kh%%j%Z77X8;9d1 H"
-    "7#X8%t`4'rT'+gi!D3gi!$cx!)k#,[4;9aLU62C)tF%Yw!<6|&H9m9(gi!F3gi!%Sy%E7m9%uX!X61tF)ot'E7VV!'rt'#=(xu'@8X!0"
-    "VV!#w%H7VV!#z%)X|#Y37VV!#dX0'_{%B2WV!T20fg4E0k9$_F%AJ1Wa#;2}g4/kH#[^0(d)D0R#%d^#>3a|#.T#;8hG]76TU!q 204~"
-    "+,gQ'#j_0$H7#_/%c_#&{l!C1|l! ^j$*_//k#-b&$wU!$KD8vw!%}F%z0H0|H@4|HF3|H$u]!F8|H%S[!B6fe!#yZ!#<E7TU!#xX!#D"
-    "B7TU!#rQ&#X!H8TU!#w%H8TU!#z%@8TU!I4qJ!vh0#e-1TU!#xg0(m'C0qJ<9P.=8YS&.V#V94g-D8g-B9W* ~l*)g-$Uq!!H7#g-$h!"
-    "=1|}#C1Yx!%Rn!&S,F6k#,a&;1V4$K[94g-B7c!`21~}#A4Z)E2g->8o#,9%f/*lb!'jf' ]!-g-V7,D*v;$ga'#X!1v;<6Vg'.:<7Tb"
-    "''h%1g-V12g-/YW!#}r2(m'D1oU!%o<$IC9b|+V29_L2P]$%p< T.,cc#q 214u*!^R'*V.$w(O1%n:;2~.=1n:C2UP#D4so!_61l#-Q"
-    "'C6_I[02X.B9e!a21p:(Va!F4uo!$dl(!|!,lh&%q:A6Y.#X_!#<E8q:#a~$#DB8q:#Z7#X!I9q:#y!1q:#bg&)f2J6Y.(q:0ic#<2oD"
-    "%o',hb5;2mt&%I!}|()[.$|b#I8jc#$gU%=2}T!D2Q~!(}x#^47{{2<2lk)G0lq3#^d!(}p&O4#i]!$nx%%z:*lh5#s< b!+j]!;2V0%"
-    "u3+mi#<1`2 G3po$:5X)s 220l]!<2ti5%]0C1{Q'#n^3$I7#n3$x7=2VT$C2Tx!D5ma$_73l#,e,%v!V73D)n3Y74e!`22YT$@5oa$F"
-    "5oa$V95|!2uQ',p]!%V{&%bX'+n3)z{&B5n3@9X!G8S3#y%H9dB#{%@9mu!%Xw,&a'$f[!b13q]!;2a= H-rV()op#!hg3/j5<2eS$H2"
-    "g5$yb$&h)&~~),g5&IK8QS4 j/G1QS4#k3/k0<2aY$^14y^!Z28Z-D2cQ!;2Y9#Q87 l0%r'&Tt'C2Zq$%T`#&T&G5l#,j';3jA$L!D*"
-    "l0B6e!!`j3.l0)bY%E4l0$pr&#}!-;<1Q#)n0)dZ/!b!,q0)aZ/$A7$^Z/.]0$|s&0SE>7~Z/'v%1iDU31}.2]_!;3s:%|'c31Q/&I/Q"
-    "/<6Q/0ji55Q/W32Q/,d`!Z33o+D3^R!%XY%O3%dR$%z2=3dR$C2]{! qn#)fd#_77l#.k-)z8G8k-(]!-;%m/A5jd#%oh)&fb50o+$C("
-    "h|! cz.0o+@5o+0e]!<3v#%T'L5o+>6o+'x**od#U23g:-a=;2iT%%n4G7od#$Q,u 238Qc6$]z3=4w;+cv!/xn4$^u5&h+C3vQ!d68]"
-    "u5&U#D3jQ!0SI@6y++~o3U92U_&O2%z~%z 64:^~3=4z2+Po!F6pf*$g{5<4_^(C3{b![69aT/72c$A8^P+72Y!A7vp,72Y!*qZ/$vg4"
-    ",~w,/bv2#iq,*ib-;1}U6#&)rg+#rf'$~o2)cX/${a2)3;8xh&+og&>3nl&1u]+#[w'N8s]+>2hp4!T#!h}2)A;2Vu.I0kP0Z33p^+$q"
-    "l4+qn-(|m- rg(s#43928|^+%~g-4jP0%el-B8vm-;b{o0$Ym-0]d,C2yn-%Qa07!gP0$Xk4$de0#Uj4*P[0$Vr0+xj&(A>8AH3oi,-y"
-    "l&3|y4$gQ1+j^/>,s#,]V/>,A*~n-;3z[/#&*eu+>3p!C3ff5@4Ws,C3rv5%O,ij5=,=$s!D4]]+$xx0$ck5+h~,#}T,r$52E7DBuv,#"
-    "na/u$2C32E4Tl,;,D&}%+lQ2%P_1u 3BBYe1$ob2>0_!,zb2$xb/u$F6384FY[2=,e!$_!E3eb+#{m+$kZ/+V~17#fj2>7_*$pn0A6e*"
-    "$[X5<6rl+,iX0-_!G4~T0=,k)$D,Y~/%uV,u!5E34Tb6'S##xS'D5yX.([v+b04od,$dr-'z#G5ut-&zv+%`#$Yw!(Yq-'dr+B5a}4=5"
-    "xr++R!$jj3#ru'*R!#hr-D8R!%_s-%Yl0*`+%Yr-$qD'o!#on-E6_2W63Q!!C-^&#ok-$st0!+I3l{/#Zw0B6}5#Vu0#X$B6oa-#zq-$"
-    "}!*V4$]r1q%AAF85ED:#V4u#91FCBVy/#_z1#^z1$P#*V4;7V4i 1D9{h)+_!!p%$e!#j_,*V4;7V486bl(-X2#fS,#e!$_!*^v,;7g}"
-    ",t#75FDElm0#bw+#e!>6|T0.Vq42lw,$_{5@6_!-]4#Sx+#J#D%i`#&e_,(Xd.=fTz5'de/#a$O5!sd' X' Xn$l$097152jK1YR,!M "
-    "Vy,r!7064kf4$VP+B1ct6;8qe4%^p4(rv6%V{+$}]7)}KX6,B*Um,;8Xi.K6ws4#sq4(QS!=4r0+P'&rs4 ]u,a18Y}5=3l15}r4C5[R"
-    "!*Py/Zp3}W1D9du4^p3c`,$nG7#rs'>3`g'H3rs'!XG#F!kV4 u`!L9Wi'=tWi'H0ju'-]V/91ta,-Vx/G2o!I1ql'-qV/H1fc, py'("
-    "sP'$^i$4ed!'g%,cn!$Ve%.an!#Uq&<dhw! [s#.ug(p!240]u3(ut!=2W^')]p#$xy$J2Ug(%oQ&)xS(C5qh#)a%O9-Rg(~ int!Rg("
-    "~ int*Rg('GO1,G7#Rg('GO3,GO4,GO5,^$H6yg(]85gg(_23om8w 610gg(!gp0M[_(I]R!O5 R!J1R!O6 R!0gg( sY!5P!0gg(g43"
-    " P!H4P!7!X&J5U%O7 R!O6&hh(~ 306%Qd(;3xW#6Qd(~ 304%Qd(!hn07'oj(L4oj(M4oj($ZR$>4oj(K4oj(%JF2oj(I2}c*<2n}&*"
-    "Zw'O4,[k(^47^l%@2{}!M2pT(v 220pT(&bx#C4pT(#vP/.]Y$#i~0Erkx#U6,=.pT(T3,Z#+pT(<5y{'G6Vp8D2pT(#um&!j#'vp%'o"
-    "i.+vp%#Xu&#}d6!ui.,pT(E5pT('vy&7-pT(<4ig.G3i%*S+$bY$#~$(J$T{#F5a{'D2pT($f^$0pT(7;a#%W#*pT(#s~&:2lX/3pT(H"
-    "5pT(:3lW$F5pT(;3ad$$|4a13pT(!F7#pT(s 314}d$;3{v$%h%,pT(;3{t$!H7(iu'>3fp,C5Z3*]T$#TS8+h#+Tq#;3_s%%K,pT(q "
-    "527c!G3~w*W2_r5.pT(M5pT(%fk&B2Pi'*cs.-Pi'*[x&+Wv.@7X!/SU%$u%`55:<7sx&&f%C:d,N8pT(;3a_%{ 318pT(%l-1Uu'=3l"
-    "R(/{y#;3Rq$%_)x 320pT(&H tA72pT(<3PZ!$y+,pT(;3dp$!H7(Zw'!O/Zw'E2pT(;5Rf$)i#-`&%j,I8pT(;5tf$%c!v 324W/'pT"
-    "(H2pT(M5pT(=5}!*fv&&qm4#hT'+fv&)Tw&+wm4>2X!0zu&$w%`60:<9lw&'h%I:c-O5#pT(=3Q7%},I5pT(%H76pT(=3o7I8pT(;37!"
-    "H7(nv'>3XX%C7e-+pT(;5Vo$)i#-_&$u*%Rp$+{S'q 531c!G3{Z+@2pT(H2pT(M6pT(=6T0*e-U5,<E6o;*cw&*o;$pQ.<4cw&-y,#w"
-    "%H6o;#z%@6o;2pT(!uv.7 pT(<3e'$(!Uv./pT(%H+pT(&XMO39pT(;3^q$%s*,pT(;3no$!H7!Q.$c+a33vx'E2pT(&iP!(i#-z&C4~"
-    "HD6Q.C3c!I3g:)t).Xk&M6pT(=6p0*Xk&&n{&#U}&+Xk&#r[&<0=(Xk&>2X!I7g:&VW..Q.#Xk&)g:J7Q.O5$pT(;3Rq$=5{*+h:%{a!"
-    "%I+pT($Z[!:2kF.kn-&</eS(W2_zZ!/pT(Y10qT(*g}'D2rT(g73#}[!#rT(1k}&;3gh-.k}&Y33bOa37rT(!F7#rT(]33pa)<3tY#$R"
-    "0,rT(T34y/7&sb&$_7>4sb&+eq!,rT(u 537k#,Z,<4^9I7rT(r 538R4_41b3@2U//rT(M7rT(a75T]!7_k}&$w%I7~AC8k}&E2rT(~"
-    " 342 rT($}^/#F2rT($s-I4wa)!~^/4rT(T34Q=$p.c44V5%Ic42pk8'rT(F2_372rT(q 346Q-,rT(<3au(O4%cw(<1l''l6+Uz!,rT"
-    "(<5|2(k#-e'$p/a39rT($Z`1&c!G3sp,@2rT(H2rT(M7rT(=8}!7km~&$w%0m~&$z%'m~&K2rT(<3r:3rT(;3[w(%m'z 349k.&I/k.C"
-    "4rT(O4)k.7 rT(q 351[+,rT(T35T$7%z_&$f{!!P!G0v]8E2rT(_54k#-V-'rT(H2rT(M8rT(<8[6A9Wp%-]~&.b+<1S}&'s#1b+g53"
-    "#rT(<3`{!$w%{ 353b+>4b+'l*@:l_$#gR'%ia#&xR('{c-5xR(`88Qb#+xR(`89Qb#%Zw&-Qb#W91Qb#H9xR(E9xR('`x&70xR(#nf&"
-    ".xR(%uh#*W`#A4xR(+rl!+xR($de&2xR(7%|!&s)*xR(>9^j#6xR(I9]T!T59bv,,]T!A6l[$D3ey)$`X&!F7#xR(]36[u&<3[W(a44x"
-    "R(T36ii)O1+is'>3by)C1og!,xR(=5sIL4xR(;3lr!%K,xR(<5zH$c!G3T|%@2xR(H2xR(M9xR(=9b$*Wu&$Qu&){~&'Wu&)uu&*]T!$"
-    "ru&L5lt&$w%H9]T!=4^v&'h%+]T!$bx!3xR(T36fn!L4xR(%v'J5xs!N6xR(;3oh'%d)!nV:/xR(&Hg614xR(;3jp!%~+,xR(;3pp!!H"
-    "7)au'!P!0au'E2xR(u 547k#,b&<7ZKI7xR(Z54~$v 370_/@4SG/xR(M9xR(%et&C5sX*'qs&%ZR',ws&)it&Z99vs&@3]!1Zs&$P&!"
-    "^e'.;=8~t&'r%1RIg71#SS(;3{t)%w'D3}t)$SS(%H76SS(q 373b*,SS(;3jk!O3&Ru)$te'>3Ru)C2jv!,SS(;5PU*)k#-a&%b9I9S"
-    "S(Z55b.G3Ru)@2SS(H2SS($Y~&0TS(%lt&C5eX*)`V;$T~&,s-+qt&C4t-B8_!1]<=9wW;-;;5|.(_<2aS(!je:7 aS(;3ru&%z'y 37"
-    "6aS(%I+aS($eR!N2sf*7#aS(q 378S+-aS(T37ij/7&T`'%h$J9aw'E2aS(&eQ!)l#,Q'%sk!%qV+,aS(q 552e!0lv6@2aS(H2aS($y"
-    "h&1bS($qh&9dj^-(g.$hh&C1aQ3(qi<.vU3)xm%A3_!I1];B4}i&*g.=2Qo%'v%1g.g81$nS(T38_v.$uT![81c~!$~*$I,nS($S]!K2"
-    "Yg*%Vc#3_R(@2nS(I2nS(D3nS(/Se!.ew%5`^!&{(0pS(#mi2#d!,c^!+mP!,ny)%qS(!G7$qS(^38rn$C8xZ!-qS(;3ix)O3&ix)<2w"
-    "#&tn$C2Sw!,qS(v 556l#-h,%Q:J6qS(<5qT/%h^!H8xn$@5p`$/qS($^~%1rS($QP&-k^!%eR/&pP&.~3(}h,>ry$+si,$_!H8c3$;0"
-    "SC;5u!@9j%+~S(;3cz)4~S(T38e:M8~S(%W(2_o$g90 ~S(;3q{)%u)z 390w5%I/Pz;$~q!'~S(F5{374~S(#}t2(h-,~S(<3aT!O9%"
-    "~U$%ym$=9PV$C2ip$,~S(<5ic/)l#-j'$nE%hU*E2aR!B9e!!fv2.y0)pX%/~S(O2 ~S(%uw$B5np$%Sa/%eq(.~S(*`R&Z12~S($h]'"
-    "%_!H3^0$~s(0fE;5wR)(s@2~S(!a|27!~S(;3bi(%|'D3P~)'Q/N6Q/D7~S(O7*Q/7!~S(r 397o+,~S($d|2#I7#Q/%H'^z(+c|!,~S"
-    "(;5zQ#*l#.k-)z8/~S(O2 ~S(%sx$%j#%k-X7,_p+0So$;6gs,(n}!2~S(!{~27!~S(<4io!$Q&y 399o+'I(lC,~S(U40xY%!x^#)n]"
-    "$W02~S(C4T~)*}p-#NZ];{!U3,R$-{!@4lj*!dt20{!<9{!G4~U(#fv%=3w=+iy!0~U(<2R!G0{T(H2Tx;Z33U#D3zS!0yX#)^l$%~U("
-    "&q)%v->8Zk-.b!(m,/WV(#Ys$ V$G2TU(>2[b8'WV(<1R!G3][(#t$+z3$Xv$!X),vg#=6nY!C3[S! z$'z6;4[f(*P&(z6#z[3$I7!z"
-    "6$d~$#r^3/TV:=2]Z(7@m(C7vO'b!>9}t-7$b!]0:{[078e!>2sn2$`&B6`)-XZ:v 2_7e'O7$e*$X0F7e*0J&@Y5:e*%|u+Y39Qp.:b"
-    "t#$]u$<1op. ]_'%Z!>1t):1kT'L;q'%M^56c`!'V+>8f((~^/'~(+f$$['F9a(F9w&.W*(hP!){z-$vX-@0o%+|0%Sm+2g'$fT$!F.g"
-    "'!P~$$c'F4^%V42g#F-^!$~k!$]g'#X]5)C#e+>,N~ p40&}9G9[IB8gV.*;(a1(wU!*Pl-`12ce!$dl2)o_$!}q.(wD%k^&.uDA1mR+"
-    "!Po3'a[' ^$:[F>]P.,|$_31c['$us&$<.c['_43lt&D4ur$0dd%@5uX!^78zr&$T^-3|r&b33|r&;6Zu*.m!$sr4/R%%9.dr&$wu!v "
-    "605^^. tR&A7da$;1d~(!wo('Xw-$z*E2fa$$YY/$t^)C2_d'$XY/[33ia$%TY/$r$'ka$$~U!I3la$$V~&^35ma$$py!(bp&$n~(E3h"
-    "b$>7ze- s&+wE+RT$$bq)%x%C6zS!%Qm>_54aV%)Vd%!vy3*Z!>2Z!,jl$$X~#%Z!O2K}%&[h&2r^-T61bp$+ud!T42rX!%jy,,{<<2j"
-    "$7%Wu#$^V$>4]^)C4iHD8{V&%VR$)l#,p`!%ny%V70D)}V!Y71e!`42Yu#@8f5F8}V&W13r#-;<8Q#+~<#w<;3Y-E7wr!$ni5%H+cr+$"
-    "Wn7$_!0vh-$U&'UA);#_!@4sMI8]W&<4d]'v 569Th!%nb&$y'D4Z]'%qV-&I TY$7 SQ-^56Pd%<4pn&A7~P-)z-$l17&sT*<4Y+&SN"
-    "C4{S!D8Uo$%qW$)l#,g&%le&%k},D6es%%UW$$e!`43zJA8^{&.Wo$W14}!-;&Q#*z-$kr#$mj.^42z-$v{$=4A)z-B6_!0gt!#U&!_j"
-    "6.;$W!(Yy#I8VW&U43l8I9sP#<4kb&$|'D4sT*%Pz,%I!Pd-0xx,@7}-,y:%s`&%l*,T|$;4{j!O4&pS*$ed$>4pS*C4p~!D8th!$}b$"
-    "*l#-g&%y:>4D*}-B5e!!^s:-}-@9ZU!G8yW!%uj-/X|$%Sk.r 572}-$Rs1$j9.y:$W_$%H+y:X51_!I5y:$X/1y:$si#(y:b90}-@6}"
-    "-0RS#%Sy%$|'[43|:%U|#=3iW-*kY!%RJM0Wa$W85i.,Xa$<4`C%X+[85j.$i;O3&i;%H'i;+mi!D9mn$%VP%)l#,S'D4YJD8X|#C7e!"
-    "I4ef!@9kOG9on$V52}!-;%o4+X|#;5ig%$sX$.i;;5l,=4A)j.B6_!1Qa#$ph#1i;$;(i;x 93:qW!!([-1o-<9TT!;9=/v/A4u<0fb$"
-    "<4YU($Z)!^T;)u#$fc!%IC1WY4$c]!K2Uf+%^U($wU(*mY!$Ro!;9^u(+mY#A8h4.|Z#=5R~=$cz'G1pf!)xT4>7b30Qc$$[h3%q`6)Q"
-    "c$;4tF d!+Qc$X44Qc$[44Qc$$dZ%!GJ4lr'$bU$]44Qc$<4zm%%S|+C0nr'<4e^!O4&uQ($qA>4c'+kf#D9xQ(_81l#-S-%PV!>1D)w"
-    "5%[o$%^_!H4mQ#)^l%_97w5>8}!-;J9^_!$vs#$n~#.xr'$Wr.&H+y`*X62_!1~r'<8a!0;$wx3(Zl#C9]R(<4vU.%y|,Z54lm!%P@F4"
-    "Rc$q 450[.,n^.%eh#L5r}%!h`;:[CH+yS!%_P%$e*d45R7&I.fX2>5z^A/Z[)$l40i1%]|#^99|b!%^A&X.,|b!%`V.O5%}T!&H&}T!"
-    "E5o}!,bV'H8m#-l'%_v2>3D*k1B4e!`45~T!!uV%(y#.m1@6P#-;&S#+m1$Xj4$ck4F3m1$y[4=5A)m1B7_!0ke%$x~$1Xw'$}R3*Yw'"
-    "a02RU!;5RU!y 207Qc!%fz$%iT!d56V/N7V/'liA#t+O5+V/W17V/,Ud!%[o$%s+D1Ud!$^:!I7#V/%R%&jU!E5cc(C5wc$_85m#/p-A"
-    "6T)/ae%%b}.G1rb!%mv' nQ#(yc$$jz!$zs-H6mj##_$!dVA(|#1t+W60t+0w`!%th&$T&z 460t+&I*W&A7xv&$zu.%~e#'wo0$Wr!$"
-    "Zv-,ZN$iT(!aP>0kf# }c!(kf#`73kf#$cu.#bu.+ee#W75lf#Y17TU!%5E5lf#$Wz+[75lf#%u}/0kf#$xw$]76kf#%Rm#*Pb#B8Tf#"
-    "D5|V(+`^*$uz+$Pm8O44P#'Xl(Y0:y%=7Q'I-r)$j&1}V!<6<.}V!%tP!$W-,__,$_X#!G2}V!%Vm(t 467}V!%ub!%kZ.,Wm(<4}i#7"
-    "&Wi&%T8'Wi&C5vl!!Rw%*cFG9m#,S3%Rg#V89D)cFY90e!I4Zi&*gx%_11yl!@7t#-;&i$*cF%bl4#q8F7QW!$oU!%H+QW!$qU!$_!1Y"
-    "l'$kp3H8QW!$P`5B8Sz(+zl!T47ql,>6ts,)RW!%|Q#)S`.%{b*A5`.I7`W)!~R<#vP,G5g<%kU#$y)!vS<*T#%fP(>4VQ$0mV,<7n|,"
-    "F7`U!%[V#%i,D3XG%e]#O7%zf!%xZ'=7zf![60{/,}]&%Pn%)m#-h&${L%il.D3`Z#%Vm%$e!I4jh$(~r4:2jl4,`/@8sY,-;%`U!+P^"
-    "&$zG$wR!F8`U!$gT6%H+`U!$vP4%_!0`U!$^m5H8`U!$wb1){l#!jl40~-=8~-2`U!%p4<9Z0,U`/%gt!%U`/I3u|!!TZ0&R.,[T!%ng"
-    "&=9P`0+R.%w_!7&V_/%ea%'V_/D6bz![18R.G3m#,h&%^s!%eQ.D4wY#%wv%<9q#1uh$)gR&_11li%V88P#-;%^)+cc!%`:$S;.~<$p,"
-    "%H+~<%r,$uu30~<${g3I9~<$[y3*~<1ik%o 483R.0mW!%v2$P(F4l_/$k.%l_/+z[=@2sj$2fh#<2ZR(!m.-fh#%]`!%[+[53n.$q;7"
-    "&oe&<6j$'q;D2xS!-Rq!G8m#-T'C7cL&zP*%n.B6e!I4pe&A1hw(G1iw(A1t#-;%y)+wX-$[[6%V,.q;$||5%H+q;$Tw5%_!1Rq!$XV4"
-    "1q;$|!)q;J2Rq!A8q;1^g#&d3%d++r;;6q]'%Ir 252o.$ey$2^[)U63=$b,,vP#A1fj!F2p`6#[w!'uS$H6zf!(v_!#uW#6v_!$|x!H"
-    "9dgC;4t7^98v_!%l;$_T)+hl!%zn.!G2Y4&mm(]91v_!&uK>8_Z.)W4%l07&|h&&w#'fY*,ey!C2Yh$v 600m#,l,<9iT!(q^.(W4<6x"
-    "T&%v_!1}h&*sX&!ZW5-k3>9P#+;>2i$)W4$iV/$>F1Wx'#}d>%HC1Xx'$RU/$_!H2Xx'<6;H1;$n#)cd!C2sW(r 495et.-v_!%w3G9Y"
-    "q+%jh$$B2c|#<9o]!_73P6$ci#%y)z 497P6&I.vR5#kp!=3}_-_66R4/~0<7wR!^65z`!$d+&m-C7wR!;58!I7#P1$`C=0ml)E6R^*D"
-    "0P1G2m#,Zz%$d'%Ls 275P1B3e!`50pl)!WW4(y#F:d0>4P#-;<5S#+P1#xu'#>F2d{'$Zr#&H+kd%#d{'&_!H7d0$b2H6;$`2A8k%1z"
-    "a%<5qx'x 273z`!=5w'$_[!,xi/%V/'I/V/<8V/$T}CO8+V/&VV!]65~a!r 504s+[83V/%Y$7%bP/%Sc#'Qk/D6~}! mV#([f#I6m#/"
-    "p-)gT*_34p->9_!,;$r]&86s('[f#$c`/$>'Wt#)t+#~w%*}y*b35t+@6t+H8t+X7,T&!sV<2t+>7t+(}**cS&T50ZX#/e~0$p&%~-J8"
-    "Y,%kc%Z09Xy&=5e'.i@X51ud0a51ZW'<2gi'u 511Xy&Z70Rw&D7mz!/Yk5Z73Yy&D7lT!F4cW6[74W#-_T!2xw**V6Z9:W<%}-$(I9P"
-    "]#*_f#0bpAC1`y&D7~r!F4mZ6Z72ay&D7df!_48R1>2g$,s##`<]12gj#!u%0u_>$j%(u7%xj/)p&)u7$fg&!I7#}S+$lh!=1b^!D7_J"
-    ",wd(7;_)+{P!&d!%af/g89(d!E6Sz&7;g!.]z!&yk/G9bg>#YG'ou+D7PM/`nD#|i#%T!-X+G1oSB$g$0K'AZ1:Y+>7`&.Zt&%fW#^17"
-    "Zt&<5ti/!Rc7!k~8.sf$%a(%MG6hg$&y+'(*rz&&n),f$$cT+(=G0ng4$y&/w**{&G2w*@8Q$+ff8$REH8_r4#gX#<2kx6*s(O9!s(%y"
-    "m$_19s(W20~{&]83>%je+;0`{&D8`{&#S,>,N!YY:7&s0G5z&>4z&(lW!$YiB$Tm(I1^g!#uR*A1cH ~u5)fF&hj&F3fF$hg&%X%B2xz"
-    "&$ZW-n!523]V.-P%>9ZW$.zz&$>.wv&_84zz&f84an,!x{57$aW-x#where[W-!97#VW-)BO1'BO2'B2vV-)BO4'BO5'V#2gV->7SV-u"
-    "%16 %rs<yV-u 326yV-w 827yV-!eW'H[|'I]MJ7MJ1MJ8MJ2MJ9M0gV-K5x!0bV-K5v!1]V-!vw90M7'WV-!Wz97#WV-g41&Yj4~ 41"
-    "7%WV-f41_X-$Ry!g20)yV-!xV$0yV-!_y#1yV-#jR=$~[,<1i[,0yV-$J^58yV-u#3_189o_##OE9lz@7)wV-b62iX-=5}LB2p#F9}z'"
-    ">3up-93kk%-Pc#<1i%/{d'&X`,C5{d'x 787{d'$j[!u 325{d'$QoB&m{'*lU':3y]#(v|$U85k!'v|$$m{$!Pv#+n{$>8R##ey3)<$"
-    "m[$E6u|$$qo#b86u|$!Y!/cd'$o!E8v|$%|&(esB$yCC2}s*=7vY%G1e}&;3lS8'k}3>1U%#_}$)oH%pR3F1uj+U76eP.%^{&*Z!>1Z!"
-    "D3Vh6B0Z!O1K~%&t%b01Vt0<9[{)C9W~!$ar$'n!+ks%'WS'O2+jx&!P!0jx&:3Qq8(ag!;7Z'*m#-Yl7%ls*(^q0(Vq!D7S%G5x^:A3"
-    "mn8:3mn8-`n#>0P#-;&i$+hR$$eh7=1[_$,hR$$u_$=2A)hR$B4_!/aW)$W&H1eP1$Z&Y19k%1id'<5Wi#v 770fR#$pp!=7}_',Zx,%"
-    "WP)%IJ8dr%U27{--_k#%pk&&l*[27~->8jl&7)~w&y 578~w&:3]q%*~-G3m#-h&X9,L!D*~-+p.x 579~-A7c)0`{#>5P#-;%^),Wn$"
-    "$X_$=6l^$,~-$V_$=7A)~-B9_!H8c-=3{_$.;=4V}#(x%1~-U80~-2_k#&YQ7%WQ%,]Y$C3UY&!{j+7 {`0^76gP&=5ZR7%yS%,bx#&q"
-    "]&7%R;%Yr*=8R;*|w&:3i}8*R.G5m#-h&%a->5D*R.B6e!a58R;'ud$:3tz83vX$`23bx#%^)C3bx#)qX$F2dv0&tX$=2A)bx#B4_!1R"
-    ";M5~Y$$Z&B2n@b10R.@5R.0lm#<8w'%}b3,U;p 42,IC2v[/%`JM1[x1!dq4&m.,Z{$r 587[+D4yw#%^y$O8%q;@5he$0]U'F3yv%%S"
-    "H*m#-T'C9fJ[43n.+e!a58q;'yv%I3yv%&vh2G4`y#<0y)C5n.+`V$F5n.$cV$=7A)n.B9_!0q;e68mW$$Z&!w{#(x%I:SX!=7Wd'*~X"
-    "%%Y3M0ud'X59}<0g|$%wb%%^)D5]v$[78fq%D4Sm5#b[5b17ud'>2=+ud'=7Ra4G1R]':3gz&(]`!J:ZP''Q}$*ZP'$Ug!(zU##y}#c3"
-    "1jz1$hj3`21XdG$^o%!d!,ry,%]k%%Wp%,{)>7v[%3[b%%VR4[93Q}$%sd%&k2,]y,<5RP,g94+]S'!P!0]S':3^c9)}5_82m#-V-%`V"
-    "!>2D)}5$PH&p_!/ml8:3fr%(y#/vd#>1P#3[~#,p_!$rg2$>A2sj.$A$|e#=3A(}5Y15_!/Wy'<7ql#0YE[83_g#:3et%*R-%TU4%^e2"
-    "+~v*T59i'F7Ph#B9`o!b98b[%!G1`.<6Xr'w 599{d'%g}$%h*c60X7'IK7tU''o}$*tU'$p40o_%%zQ%F5k_&%ql$&[.C6`c!']z$O2"
-    "+tU'!P!0tU'F3xr%<7hT!)m#-l'%D>4D*n1B5e!a60]U!@2bU#0xr%'Ur2G7n1<7S#+n1$nU$%zV$.n1X9,HC6[c)B0_!H9R1$P30YH>"
-    "8Pb/(x%I:U/-hY%-i(%X9>5Xr$2V/N6V/C7o}$g57+V/&v]%F5o`&r 607s+,v]%T60eY$7&tU!%H'tU!,g~!C2{d'<7U[!)m#/p-A6T"
-    ")/WS$%io20a[%<2x3B4o}$%^d.$Ys+H1t+$}R,)~V!2Vg-<6jz'&VV%,t+<1Vp8>6`S$1t+&I)Yu!,}l%X61Qy%,U|!Pu8V{#$aa!>6S"
-    "{$ P* s{#$pV'bs3nV':3r{;'^g'$[m2%ah#&^g'&kz+J4^g'$Vb$,Z_#y 806go):3nV<(fu6`26yi#$l^'#Uz+H2Xl(<3Z$*dT!U41"
-    "Wl(,V!=99*zi##oi!`41yi#;6n!E9yi#%s%*^e#B9ci#D6lg!C4ci##^0$gY6O24P#&u!v 31:SR)!Q'1wY!$_<H3wY!;6X}EF3wY!<6"
-    "[k/$|/,tc!%t;M1qg'%xP-]61qg';6~n$&s%,yP-;6se$!I7)Rl&>6|i9D6mb!D3ii#_90m#,x5$qn+=7r}$+yW&<7pg!$e!w 620g;A"
-    "3yx!F3ii#<2X~./QQ-%^o2D7[o$>3te&!b!-XIX34i`*C3wY!Y35_!0wY!>9pX*.;$S~')wY!&|m-%q'%h%%as$+b]*;6UA!I,ig!*Xh"
-    "!a62qg'T62gu%G9yW&;6TZ*%y)[62k{&%~b&$Ib80c^#%Pu+^28uV&;6jY*&i,,_g9;6lm#g62&~z&$}X!'QU)D6Xp!,Wo-;7ej&*m#-"
-    "h&$aMV92D*{/B3e!x 627{/)[F/[o-&}r2G9dK<3t#+uV&;3^r&$]R(.UX!#Vk)&H+UX!Y40_!0UX!$Qu!H3UX!$V|-A4UX!I3fk#<6f"
-    "R(b29uV&;6[Z*%P(Z62ai!<3u`&%y`3J9ud/W03R.,QW!Y30o*Z30v]#;6T8g63&qg'$Q1b31^{&:3}v%*R.G4m#,h&%Y:V94D*R.B5e"
-    "!G6]Q,:3s{%(y#.R.%oa.G0v]#<4t#+Xf!$gS+;4e|2.~<$UP+%H+~<$rr>%_!1~<%a!0;$_!)~<2Tn-o 633R.0cZ!<3^)$k<[33Pl0"
-    "$d5<3Z)+i[#V25TN2m.%Sl0!m.,fk#r 635[+,Vl0;6v6!I7)iS'!P!0iS':3sp:*ws!G9m#-T'B7|JD3]l0q 797e!a63q;A4fd!/{n"
-    "-%o]7G3cl0%Yy6r 794n.$S^3#b:F4q;;4oX3=8A(n.$Ry)%_!1ws!%a!0n.#W!A5Z32}n-X63q;0Yj#T63_)$jh!C3r;T80|+%[)C0o"
-    ".#}P%#q]4.qg'=6=G0]R'A3^{&!i`!.qg'#[[7J2]P'$zf!(v_!g51#v_!$Pn0#fgC-v_!$aE^51v_!%uP/;,I+y4$~s%!G2Y4%pP-]6"
-    "4qg'r 642t0,oP-T64~!7&qg'$xx!'yj&D6xx!C4oi#v 801m#,l,<4iT!>1D)xa:C0S%a64PX#A4oi#%YY:'a2>6S;G3bb%;6S[@+TS"
-    "#%_g/!@+QS%>8xn--zr!C8zr!J6zr!;6Q_G/zr!B6zr!C6zr!$mnG.zr!>69*zr!'w`7.zr!;7}eH/zr!F2lX)Z80_]%D7pMD7zr!V4,"
-    "Yb7O04P#&u!C6zr!O7$zr!$^f/a27zr!#wQ!!d!,S4X65S4.Rp7$`P! G2S4%P`(t 665S4$tW5%s%D3}_(;6{i'O6'eo7%a$J7dv&:3"
-    "WnG*S4G9m#,S4<6iu:>9D)S4$aN%e!`66eq%!lv7(y#.[H@7kg/-;<2S#*[H$Xm)#>&W{D'y5$|/%H+zU!$np$%_!/zU!$W&!ak4-;$k"
-    "`'A7zU!D6zr!%Y}.%Ys.D5zr!$r_$!IJ2ca/$}*I7[['<6|u._36b_%<6m'%[W!,zu.%la/&IK2tU/$xn'u 352zr!Z73i,C6ne-<6k]"
-    ")O7,sS'c67sS':3fZH){/$]f#*m#-h&$`T/%ai0[62{/B2e!J6`n#A6zr!G6zr!&zi/G2{/<7S#+{/#`V!$|R'F7XW!;7j.=8A({/$yP"
-    "A%_!H9`/$u;H8;#T1A8XW!J6zr!%Wv. xm/1zr!%s%$P(D6Xv.%o_/%IJ3ra/!w]/&R.,zr!$`s$&o*[70R.%U#7%z`#$u#>6nu.D7gW"
-    "!,v[-;8ed'*m#,h&$XU'%L!D*R.B4e!a68z`#B7f)/zr!@8t#-;%a6*el%;2Th$$wh$F8~<$ck#%H+~<$tW$%_!0~<$}k$I8~<$|!)~<"
-    "J7zr!W81R.0zr!&s%$f8,ru.%ST/%I~ 3695zr!%fk)!m.-zr!%bl;&[++cx$<6ta0O8&q;${H>8q;,r_![72nKG8m#-T'C5cL[78n.B"
-    "6e!a68q;A7zr!G7zr!%Xu.G7cx$%}x:C1Qm%#ae%$>*jr#$A$xv9=8A(n.$vm#%_!0q;$s`%I8q;#cz#A9Z3J7zr!A8q;1zr!&t%$^FD"
-    "8e|/$]k#%IC3xy=<3`Y$I4zr!U79=0YuHA3kT;!i`!-zr!#l9K5sn'$zf!(v_!O9%zr!$o)I9zr!$U*G9zr!A8Z~$D6wa)<3Zm#L8Z~$"
-    "!_u.:[C-v_!C9rZ!!siA)W4%eu#O9%re#<8H&pz!D8|Z$D7zr!H2m#,l,<9iT!>0D)W4Z21v_!I9re#A7zr!G4k]%%Qc//ns.;2Qg+-r"
-    "R$$qe-$fi+.`W,$zf8&HC2SW#B6_!H5W4;1a!0;$aP#)vr$C4k]%<6iY0%tb6-rR$$^]#!I,v_!C3[Q#1kP$T64po0_31P6<4Zi!$sQ!"
-    ",oW:&{X#&I.rb+#gR!U42mZ)G9}V#0ZP2$vo!u 323z`!Z49iP#D3wo!$ba&O6&|X:%kf!'d7D7d7[51XEG3m#,l'<5_0>3D*{S#+mT#"
-    "G6SY::3Ya((z3.P1%ix#G9Th#b93wo!$ps#$_Q$F9P1$us#%H+P1Y96_!0P1$p]%H9P1$]pKA9P1D7P1%P_/%wo!C8zT3<6nn#F9mU(%"
-    "[Q/$P12iS$<6la$`39qT!%sq<<2e<K5QG&IK5v`($nl3-nfB$SE/yn)%[p%^39TV3<6do<$n=D4fc,<6pn)7&kV/%jq%'kV/D8wd$D8P"
-    "1_22m#-l'$c4%um/,gc,;8`j#%e!a69ld&A8P1G5}l%%Zn/G3xP#<5i9+xc!#{Y%$>&SRF(sf#$wn#=9A(P1$aT%$_!0|b,$X6!mo8.;"
-    "$tb#)PQ!J5}l%U52T@2{p!<5t5$_1c52W@&I.W@$]V)J2]V)6W@%ez,!W@,Pr!Z54t;D4XP!$a^,!I7#W@$sD=5hm#D7h2C5}l%v 805"
-    "m#/q=)U9G8p-V97q/-;<8t/+q=$iX!$SX!-p-;3~W*%H*p-;3~M#_!`30p-$h}#H9p-#{2B3^k&I8p->7i82_d3T70_]=$oS!,vX&%w;"
-    "'I/w;V4,~X4-oq(7 w;@8w;+p-s 702e8+Rq!T70r$7&fW3%R%'gW3,ql#D8p-%kT%)m#/b:)p-G5oy%%]s1G4cK<6s4*l_,$ec*$>H2"
-    "Sg9$P1B2{m#J5oy%%bj,!f80mG<5W_#%r4L6f8>7f8(o7.]e)&}>&`l>*f-@6fx)b65]()qc!F8](%fP%^40yv!<3ZV!B2mP*#coE%>H"
-    "3Pc'$l+B3Pc'b86R3@4R3H8R3%sk=$qv$d04R3>5R3([2F:r!&tO7!]($S_$*{)_88n!%f_8H1n!X70~^;`70_T&$e&Q82ncM@t=:[c!"
-    "!lZ)_s4x)>5WW$)bv;$wu;K5jZ)G6Xt(g86(hq(!nt(&uq(.iq(O7 gq(L1gq(J2gq($q{.[31aY!=,=3by4>3vn0+vU!+xx4U63Q#'V"
-    "e$%|z3-Te$$sh$=1cs9,xx4E6no,'Q|372xx4F6ho,%V'(pl(V09~$(J%]c&.xx4D3xx4#ZQF1xx47;a#%W#*xx4;6Y,5{^8;,aQ4.aa"
-    "+#S4G6Wp,A2eX&.ox.$S;L2dX&<1Ve/F2Up,$gx.=7_y/7<fx.%]$I9yx4D3yx4;7y7)h#3bx.=7`{/+l]%%Pa'N1ax.W3_sBL7WP4d1"
-    "3WP4g71lWP4$u%0WP4$x%@7oh!,lv-%wb>#_%,Ve/<3dq./sW&)vd$!Pb60xl.%ol%H0tl.$xE%j.,kl%$et!&H3oQ'%cy0.rd$%_v.%"
-    "z+[22Tl.%u{.O5*zx4@4yk%,Vy',X/F3i#3Ur.%K[22X/B4c!J4uk%*WW).nk3'{!3Vz9+dV$%yz3@,nU4'Z/)n{3*]S,$k{3#X!H6o."
-    "#w^4H5:#U!)wh$J1]y.%dk%K0ZW/%q3%rx.,gp'(ou.!u-2SW&'e-,sn,Y40W*E3qc.$~)g40*zx4!O/zx4E3zx4u 715i#3ro.%K[30"
-    "e-B6c!b44zV&)yV&.e-=8{!2nx3C7ZU$%}w3;,VV4+Tx3)rx3*p;#nY#M7iw3$w%I8p;#cn3)aT#2mq/V43e-0Zn,%y[3<1mm.,hV&%k"
-    "*$Pu&+jc$$ZMM0|q(%V0G1hc$%tp.&s*O8<sp.$~W!'rp.,ec$,Rr&%kP!(i#3pp.%KD3u[(%QV'$c!0op.@3zx4H3zx4$Vb#G3VV4%j"
-    ")*oq()c`A.jY-*my3*g:$wx9#X!1g:#kt31g:$Tw3)wm#2Q.(g:2{T/%i2%T*+h:<7Zv-%yn2+}b$;0ZT#N8zx4>3|v'+g|#*ln!73zx"
-    "4D3zx4g88#P]!#~$I8bm,#h}#G8am,A5bT$!jvI*Rr+=,F1a3'xu.._m,C5SX!D5cc0$he#!H7)zx4#SXJ/zx4E3zx4_72k#-|j.%bR!"
-    "=2C)b3%w[#%S]!H5hU&)h^(/g^(%Sj$L1e}9,U]!7_e}9$w%0_`-$z%@9Pz$,zx4%vx.%wr,+V]!&Vm./[|+B8s-2tl,<5tT00YC$b!%"
-    "c)z 457V5&IO73zx4L3_k4%^q(G0{R/B9Q-D6sP!%q{-g59+zx4#jcJ/zx4E3zx4u 724k#3io.%KD6uP!%mX#%if#H6Zs#)Xa(/Wa(>"
-    "9{!2~T4~ 722k~T4$w%0Qb-$z%@9rp!K2pv.<2h.2[^!<6uv2%ov.K2k.&IO73zx45k.>8k.,`_!%{X4%[+-Sk.%m$O4+zx4>4wQ2C1P"
-    "z!,zx4;7Td#)k#-V-@3p^%M2vR4e68vR4r 724Tj9-vR4.e+$|t3(~l!2~x4<4ic-c58VR/$aU!<2mQ/L6f+>7f+'p*+^=*m_1,Vv!#x"
-    "h#%[I^68Xm(#S_!>s~e<+lt!Z62pROA2hc#'fT/(t|90Ts4$t|9,k`#'l]!+w9B6Pe#$z~3,Qe#'W~3.PW+$[l#$gz4`05v[DF0PW+(`"
-    "P470P|4'`|F3q%*`c#@9vd#C1vb!+_[=;3qt31Q|47%|!&u,*dd#$fT4#|X70|)$c&1eW!$Zm*G0fW!%dk*`, xt.<7S~.4m[0<7pq2F"
-    "7l[0&^r4%ff'7<ot.<1|q.J6tm4s 3_3jd#%vc#(k#3mt.&K,aV+Y31c!0lt.o 3_3wCe37kR4e79jR4g72ujR4$S&1jR4$W&*Wb*D3z"
-    "d#(|zA!U0,cT/%c'.f[0$zS&%R.1hn3<4Vz*`86jZ.$i)=3ns.1a~@&H2Ql%%s].G7ll1%rS*$],D8UI<8~d.O2+oo4>4}y*C2_m!D4}"
-    "d#G3k#3mn.%KD8fy!$mc1%c!I4zy*@4}GH4X}3=4|!3s}3C7ds6-q}8.oo4,x}3+oo4%u}3$_!0|V!>3WP9.;${0(V4J4[e#%vy*J8zP"
-    "6%mr.%z'D4uy*<9`h.$yf$1qq#V96t--PT/B7e*D9Wb.%l^.7&Ty*%mt#K8bg;s 3_4^e#^34k#3rm.%KD9YY)%qu#%zy#1Qy*@4^e#G"
-    "4qr+$_AG9XZ5%{[)C3_l1&zy3<,eX4,Rz3*sz3C1b<%pz3$pu21b<%uz30;'Ri@'u%1t-V90t-0^Y!%|`)%ip/,nw*$gU!&IZ95mw*'Z"
-    "h$4e|4>4b.-me#%VU)%Ze3g04<lo.%]o!(jX4+Yu!D4pe#_29l#3ko.%LD1riB<7zP$%a}1I9[;(}S!G4Xs+@2r#3j{3Z73[l1&vz3<,"
-    "RV4,g.+o{3I4UX=%_!1Zr!$mT31];$|!)];2Qf#@9];1Qf#%Py*&qS7,v`*%gp#%cX=Z03i.#~t&J1|k($si%b11U{4X3_tk)/}YC'hm"
-    ";0Rv4#pe!.`b<5r^!%RD%{h:+lS/'qh=-lS/*fX#,us.%Qu4f49xp@<7lS/c8+kr.&m0,py07/kr.%yv2'kr.C2`w!,{g&v 741l#3jr"
-    ".%L[11ys*%eW$%iQ8H0}U#)zg&%RsG(~i2'PU%/vk($xv-E1ar1%gt($rv-*}m,K5kq!C9kq!J4kq!(Rm2,kq!B4kq!D4|e3<,D,V!=7"
-    "9+P^3$`k*1cUA$oo!/kq!F6si(;7Qj&G7dV4s 3_7kq!U4,p$O23|!&l*+kq!O4$kq!&Rt20lq!$bw-%fSA*Ss-A2R[+D2uq2%|{1L2s"
-    "w>!v(#ws--tw>%Qu-%p%!`d.)w3&^n87%~o'%`u2(wj;+wGD6oq!%nT$)l#,w3%TE%Ru5D4_U!$f~#%e!`52}o'@6]CG6qq!)}!-[}1&"
-    "Q#+Td2$}[F%Uq2.Td2$m|1=1A)Td2A3_!H5`U!$yr20Q]@<7W!(`U!D6_i+%no8%g:D4oX-@2gW9,_a5B5ov+2mT%=5Tq8G5f_*%Ps8%"
-    "v)D5cQ*=1kW9%xR,J5gWA%gT5F4f_*%Tb8&f,D5yl,&ji87%by$&vc8&cKC3X=D7zq!%TV,)l#,g&%or!V51D*w/B2e!I5bQ*@7|q!G7"
-    "|q!%lx>H5|r2&k2+w/$mq2%cr2.w/%~p2&A)w/B8_!0pV!%z10pV!%u1)qj%2Xf/%nd%c15Xf/%am!%zY2,rd%%wSA%I!]%0fl3@3}-,"
-    "xy,%Sn!%l*D6Yl,&fi87%g_#%w|,'wd%C3RW!D7Tr!%Su')l#-g&%gTD>3D*}-B4e!I5zd%@7Vr!G7Vr!%Yt>G6bh0<6zZ>,eY2+bj2."
-    "v<$ej2$H+gU@$x[2%_!0fn&$U&1ok2$X&W16v<J7we-W38}-0ty,%Ze%&~[E,|:%gt-%rt4g625Yr!W71i.-ty,%ze%%X+D7yw.%]X!7"
-    "&{e%%Zk3'|e%D3lQ&,Zr!%hR!)l#,S'%i^!&~w@,kt$$^n$%e!I5Pf%)Yn%G7Zr!V64}!-;%o4+|u0,_g2.i;%bg2=6A)j.B8_!0i;$n"
-    "m3I6i;$u!)i;2cf-A4i;1dx,%af%&Ue6,xy#D6[h6+US@$W^!b31^k($PVB'Wg/D3UY$([r!F7[r!%SQ+&_!F7af!(c_!O6%[r!%]P30"
-    "[r!$Vh7!d!-jr8)|r#s 545Zs3%f.4PQ@!Pm1:[C-c_!%lh%%n0[84P4%cT77%pd#%Rt3=4pd#C3UY$,Wy'v 760l#-h,%XT!>0D)P4%"
-    "zx$&i$0rd#)tt%/Uy'$yW5`d1`n2'WS$+}k4#r*$mm!F3eW.$ko#%H+eW.%f}4$_!0_P+%ql41~_!$u!(VGC5zX%T50fkBI5WQ$>5de0"
-    "/qo6)[_$a50yR9<5{c#a12lg0%g#$yP!,X['%TX#'IO6 oe=G1al6#XV#0qo6%pu9F1r~7<5[k,%]e!D2^o!<0yt0O6+oe=>5sy5C2]7"
-    "D5SY%_43l#-j'$oE%^eBD2^o!%T=%eH1oo')`|'/_|'%eL_18Vg#b71^o!(qy2$n}2+y0<7sy2&A(y0%{x2$_!0y0$RS!H7y0$]T!)QW"
-    "!D8y0&b}B%ZbA,mX-%|X!e50{z@$z0J5m`9%{[(#~z@-``F%`b-%W#K2sF&I.W~'%qu+&ua'F9wD/z0<9RJF8P{(<5__!&qjB,bc!%Yj"
-    "37&w[(%gb4'w[(C4]c$D8z0%|p@)l#-j'$]4%YlBD9bc!%qb%&Ys60li-)jP(/iP(<1tcBG2YP#=3P7+uA#UT!;3Qm5.[k.&_^5&A)uA"
-    "B9_!0fc+$oY4I3cU!$UC(_p'2dR(=5ow3J2v`8%Ww0%x7E5T|,%|>&I/|>Z8,mP7O8*|>W34|>,dq!%yb'%k;D3wO%roFO1&]s>%gT&'"
-    "]s>,{`&,ej%%`n&)l#.u]#(fj%/wU(%tWB'^S/(;%_0+{o$$VY%&id3.g=$}c3=7A)g=B9_!1U].$q>0k-$^q!@7k-2rW(U55Tv32gw("
-    "%ZW7%i4E5iU&&m;M8m;$yR-&t}0g41)m;!Up.&m;,k-%lU&&Vz@,ep!&S87&lpC%kg4'mpC+wk#D8k-%my%)l#-k-)sU*H5R]5>0x.-;"
-    "&Z2*Tw%$_X!$RY!0mu5<7P|#)yP$2du.%ay'![80nz!%`g'%ut#,_u;'[8>4[8'e7.Qz6&d[!1oj(%p|@%~q00kq#A9ns'/X(%jw0G0X"
-    "v!%|[%B6mj(%zl!&[h30x2$kz/)`R02X(W61x20X(&pH$e@c61x2&I(lr!G9X(&|HO5!X(%m0(|V#_92m!$o*1k!A1ef@G5dc7#U>=5h"
-    "pFD4{[$E5}w!#~E=5wsFC4vb#+o]2:uVm0%i}1Z08ol(R168R10pl(0cS#@9cS#B9ut1%W,L3P#%jQ=$P#G1jy1,Q#*f>)cW72R#$[w6"
-    "%R##[w6'z!L:Xi3H7Qq($</es6G5Qq(D4vc&)^Y'7'|S=h&strided_QcK1r{0)A7#y{00II1yy00IO2.IO3.l#O4.IO5.I1u|0^59u|"
-    "0.XlE_22pT=95dmE-Vw0!ih+O[ P)I]T!O9#T!O1$qS=1e)7$sS=1n)2Z$O6#T!J4T!O7#T!1q}0!mn+7 T!7'x}0%po+6x}0%vo+6x}"
-    "0g28*d|0![=1_T=M5_T=#TA$Zf!;,nPD1_T=M1_T=U4_~]8)on'<,RTD+YW=7)]T=K6}U=I3d|0_4_{u:>4^: @/ab7$Uw,J1_U=%yq*"
-    ",_U=$dn'.m!$n^..z=>3sz<,ab7%ZY$$gu4C3g% cH(`T%%wa.1`b7_29`b7W0,Vn.,`b7%Qe#.`b7=292`b71Qd.(Wf#G3w%,rR=>0["
-    "%(J%UY9H4yl$94rj#)r`/W8,x%D6jU9>3mU#-Rl2)ht)!uc9*Z!>4Z!,`b7$^c.%Z!O4K}%&_/1]S4<1}V(z 516Sf9&m!O8<Sf9F3Sf"
-    "9*|g$s 4_7bP4$[Y(*l#4Sf9%jtAD4Q{4Y19e!0Sf9@4qj894ap$-}S#>4}!3VU#C5db('cT#&xr#,jT#+[U#+bY$%XU#M5}S#<5U/0{"
-    "P4U19rU#'v%2Sy9&p+H7Py9%q'&`f9,wR%%Z(%`|$2[S$%VY*G5br#%vo+&i*D5Vr:<9[W97,^g$c39^g$s 4_7Tc9H2l#-mZ9%hd%>0"
-    "D*pS=B1e!G3gn+@4kb894^p$-_->9}!3yw!Z51br#&Vw!&}_#,`w%*~w!C3xt$%Xb7=0Qx!.ei<$;1Qj<=1nx%'v%2dW9=3z-3Tc9%U`"
-    "%%_+-wR%%|m9(QY%7 e}DG5ca#<3bX0%l*E6Sp9%il97&y:%HJ6}h$t 4_7uo=G2l#-g&X7,L'bp$+rs%=5W|+1y:)_60oo%>4}!-;&T"
-    "'+}-$~m7%qQ&.}-'iP&$A)}-B8_!0y:&eR&0;=3R|%'v%2}-@8}-0gr:%iX0%zk=E9wR%%g.(QY%/Pp2N2`b7W72i.-Su&%cP4%X+D7Z"
-    "u)@0Uh97#j.%]W+J1Yu$s 4_8i_:_15l#-gk9C2YJD7ir:C2e!`40i;'vV7 w#6Z}%e72Z}%C5Uh(7hZ}%$U&1Z}%<5oY:(i;D8q_9%e"
-    "c:#dxJ-Po7>0Sf&4`b7A0u<1av&C0f^=[40]Y!%o}&@0_Z%)|x0$}[02d])@3=,`b7%R}CH8{{$@4ptA94yd$2u`$J6cZ9#of!)_b7'r"
-    "R32nT%+_y%*zv&>0`m7,zv&A0ja!]40nT%$zv&N0nT%%zv&E0nT%%vm9&e2D8cz5$xf#O4&o]0%yb@'qe)*wc$E4wc$&lS>)l#-R-B9P"
-    "Y&!D*WW=B0e!!c|L.v5@6^+/[V$@5r#-;J6]_!,hS&.[V$%kS&=7A)v5B9_!M8sT>1uT&$X&X15x/C6uU(%ln#<8pf!,tj*%bg)F1ss$"
-    "%Wi9%vP3,_q&%Xn5M1SjE&fw*a12_b7%XQ4%eP(L1Q7&IL4sX$&_b7^41k40bt$%^U%F8zb!&Rg9%W.-yy'%eZ'7&ot>%WlE'P~3C4l}"
-    "!-]g8&pW>(l#-j'X7,L]19T{=B2e!`41{T!@9|u!0PS$&Uw$/zb!=6g$+Yy%*SW&F6^U%%VW&=2A)Yy%B4_!M3wX>1aX&$X&(te.L4]g"
-    "8<1tW&J9bt$U41al&$t'L8Q/N9Q/&ap70Xp94Q/=2jg%F8}c!<4`n!%u]0-gz'%SX(O2%cU!=4xf9&Q/+x}!Z93Wb7)xt&%l#.k-)P)/"
-    "ae&&b`D/hb!<6tj&B1l`$,TV&M5RW>(ha.94d^80w]9@2o+0nU(%bg!%dc(c22o+&I)U&B5Sb7$cS2E2Sb7&ef72ty0U10nR&/^f#!v}"
-    "')Sb7H0_f#'_i%/Sb7@2`f#,wT!>3|i%,V!'97/Sb7$Sk!^73_f#$tl#*sa#B6we#C4zq!D1lu1O2 Sb77'P#&Y*C8Rb7g4,!q^>$ix1"
-    "a17qV!$sZ%G7qV!A2]V5D4R['%Ub4d42lv-<2n~+]42lv-&Rg9%~d0E1y}8%__+O0,dj9'{Z'C4il!z 100x^>)m#4}b9%kZC-T{;%z^"
-    "&&`f+0jl!(zt):4wSL3Q^%H2V{;%yr2g36tQ^%$W&J1u_>D8Q^%:4on3*hq+%mP8%(D0kq+(jg9,kq+B2uV!2xe#U43wQ70Ym!&RZ'%y"
-    "h9-ve3Y3,I2arG<2dy/G2Uz;&ia9%i,,ey/=4n#O7-bl9J8vr3F4vr3-d^>G2ey/=4D>9D7!f^>x 439{/A4`+N3XX%0Xz;@8v_')Rb7"
-    ".XX%,Rb7$}U4=2A)Rb7B4_!M3t^>I1a_>$[i#B8k%3re+=0~-2XU!)jY'%pe9*ve3X1,Ib22R.%Vy;G2Vy;&s_9%o*,Vy;$[Y9#I7*yk"
-    "9'hW0[49R.-kv=G1m#3]k+%L[23jY#,S%x 444R.A7f)/e]'%X^E0oz;%et)D3Uo7)Q^4*zo9+_b4=7A)R.B9_!M8y`>a18Z[=%bc7)k"
-    "%3se+@5R.1vr+%]]'%l`9,U;&a(-}]D7-tl@=2w0`14zr+C7[+E4}P,%~h+O7+fs3>4PW'[50n.-wp!G6m#3xk+&cLD4qd9,`/a44q;X"
-    "10R*N9i_4e40i_4D5]f&7gi_4$W&1i_4%b[=)xh!3fs3![m+&n.1Pg#C5Va>.fm+&ik+%z6O91am@$Wc0'bm@D5jP#A8W%F1~c3#j`!J"
-    "4dq9$xf!)Qb7O5$u_!$sp#%[s1+ns+$T*G5os+A3eQ!c52{u7N5~c3%[X#^53qs+C4s0-Yu7<5di+7&~c3>3}j+0cj3:4tz4*uBG8m#-"
-    "k,X6,L.Yu7,w4x 456V4A5b+/|g$@9t#-;J7u_!,~d4F6V4$Re4=8A)}x3B0_!N9nY>e98Q}=!dY4(x%,Wt+%~c3K1u_!$xk&!I,p-%p"
-    "o<%^r+2[t+&gx20dQ-=6ku=%np+3~5&qk&.uyJ=5Tu7G1np3$R40ac3%vR!/_g0&q`9%m-,_g0U46yp+7%P1&]k+&P1D5P1,yd8&|[>("
-    "m#3^m+%L]26{~=+S%G4jp<A4yd8I4yd8&hwF0_g0=0if>+~Y4+|g4.[Y0%Ph4=3A)P1B5_!M4y]>1Zi4$Z&Y20l52yd8%tu$K2_g0=4X"
-    "|&<1Yq+4V/N5V/&Xp7G2Vn36V/%ch0G2ch0<4ea#%s+E7iS,%km+7&a`I(dn+G0rf3:4zn3)Uf#%hQ))m#.p-@2ie$!fk33Tg4H2|f0="
-    "0ef>*ph.,~f4M6sZ>(vl7:4v]80t+@8t+1Vu+%om=%X6L8t+>9t+(}*,qZ+B0]u'H2Rc;%au;%`o;,}h+)d}EE4ToHY73oY)*Vz0+bj+"
-    "%L-R#@5kx&v 474nx+<2dj+I5hb.m 472vt&3ll7w 140Wg4$>/ctCG8]Y&g58(lV&W12r65z[C2kV&c16kV&J1kV&%ks0I1z[C!=4z["
-    "CF1z[C%Xs*!Y[',d[*E4z[C(kQ4'z[C$aaI-pp#$qM#f[$&lS-'Qc.]49z[C&hv173z[CE0fp#!i%+vQ&%if4+iYC&Ti9.Qc.E4z[CM1"
-    "z[C7;a#%W#+z[C$xg&7#z[C0sh0$vs0/n[2%ts0%il&I6z[C!F7#z[C]28Pc.=2y}9$S~$+~o''V_77+Pc.!O/Pc.D4Pc._47h#,za7&"
-    "dx9(u[.'TQ!'xv+&ie70ow$(fg%.p|B'ZdJ2e]CZ47ygI$t[C@,dfC'z[C)i]C*Te&$f]C#X!/jZ$$u%0Wh0$x%A5y{$+opF%hq0#W`+"
-    "+lpF&Rc3L1z[C$l-J9uYC'rh(/wVFD9os9-cz%&e]3'c]+72z[C<2nq+>7pVC)V/=9re37*~b.b29~b.E4~b.%wv9)i#-`&%rR,=0C)W"
-    "/%jw9%c!1Zz%B1SP$.Y/=7{!2e]C!X|9(Y/$t[C;,uhC+e~B)i]C*rw/$vSI5`[C$w%0`U0$z%A6[%2cn6%{y%3z[C<2~t;%zT6-gS5%"
-    "U6%y}$75z[C%mZ+>8mXC)tW&%Vq0O0+~b.b30~b.E4~b.%R^,)i#,ZP&%]n/%yP5D8e-B3c!I3Uy%A1^]#/z[C'{!2e]CY48mW&'v`/#"
-    "wX7+e-)i]C*o;$d`/#X!0o;#w%0eUI$z%@6o;3z[Cg03$z[Cp 04,m'D3hw%%_o&&kT9+[Z!>3PL77z[C&gt9'_^J*Q.%jdD7+~b.b30"
-    "~b.E4~b.%SH)i#-z&B7~H,z[C%TU:&c!I0g:)k|#/z[C'{!2]]/C4Q^5%l[/@,[f/'g|.)a]/*g:#ai!#X!0W[/$w%I6g:$toO([%2z["
-    "Cg08%z[C<0h:%j-D8ev+%cv3%zx2+S.$Yd!7!z[CJ1z[CX4_f}!74~b.E4z[CO2#}[!$z[C2zhD#X#0zhDA1We'b10z[Cg11&z[C^11z"
-    "hDB2R0-z[C%`Q/O1,~b.c31~b.E4~b.u 489k#-}hD%^9=9C)b3&r]!$U2H1~`$@2Pd'0z[C=3{!3e]C+T]!7_y`/$w%0y`/$z%@7n7-"
-    "z[C$z|%3z[C)hrD2z[C%^+J6QY4O7 z[C%}v.<9lvDK7V5@1WY:71~b.O48z[C%ai->8nVC*o]D%m$7,~b.!P!0~b.E4~b.&Ze:(k#3h"
-    "oD=4ea;,a0B2c!G3^mL@4~b.I4z[C=8{!2uc/C4xT27_uc/$w%0YX)$z%A8m42WmA%kw%4z[C@2wy,#P!3k.&IO43~b.O48z[C%pc>%l"
-    "p!,^Q!%avCO2,~b.c32~b.E4~b.'jP-'k#-V-@3TV$0z[C=3Z!2zb/Y49RS&-zb/.b+#jhC(TJ3z[C'v`>2X[!%Yb.%|~1,Xg0'b+>7b"
-    "+'l**z[CA6ia#'z[C&z_I6z[CH7Qb#,z[CH8Qb#;8_`/.z[C@0Qb#`89z[C-Pi('dW/76z[C/QnEF1kP&%{Q-0z[CE4z[CO1!z[C7$|!"
-    "&s)+z[C=2t&7 z[C1]T!#h{%G9]T!A3lr$E3WPO$VHg33&z[C^33XaDB4eX--z[C&WvD7,ePJ!P!0z[CE4z[C<4dQ#(k#3dlD%K,s_>%"
-    "|V-%c!a33s7(PP!0z[C=3{!2eW/!R~:(zV/&n[O'ifC'zV/)iW/*]T!$fW/5`V/>4YSI.:$zSI([%,z[CC3T[O,R}A%S_Dd37z[C%t-J"
-    "8Yu2O9 z[C%ks%%[kAb39z[C&eb(O35z[CY41~+-z[C&[cDO1,z[C'lR5C1Uk!,~m5%zb-)k#-b&X3,K-z[C&mc-%V`D0tp$)xj&0z[C"
-    "=8{!2mY/[49V~B$zX/;,{c/,T~B*qY/+gU<#eX#$bR%I0`S!$;0fU<(P^C'o%O:!vmD4w[C@4bi-0ymD&ex2$cw/76w[C&dt-'hXC7:u"
-    "lD%ra!'ulDC2gv!-w[C&Xf;'k#4ulD$K-w[C%ab#=9wn40n-(ik$1w[C=3|!3c]CZ49XQ&(h]/%g_/+r-+i]C+lT<%U]/%v]/0X-$T/0"
-    "sX'%jkC([<3w[Cg49$w[C%mV%%p{A,xV>&w[C$I,w[C>1hU!79w[C%wW%@0w[J7:nlD%az('nlDC2p}!E4_n!G6l#-Q'B3sI.w[C&V[;"
-    "(wQ5.f.(an!1w[C>8}!3wY/C5[R3)RuH(Qd/(oy.+}Y/,puHA2_!I1];$yz.1];$d]C)];2on!g54%w[C@5}i;#Q!,^q)$_;%oY(,w[C"
-    "%WU87#w[C4W_JX4_zh'76w[CF4w[CO3#]^!'~YO1ZjD$u(/[jDB5uv),zo2&w[Cg57'w[CE5on$Z35bY!.w[C%mpB7&SY>=2mmD2te.F"
-    "4w[CH0l#-caD%Q:>8D*~3C9e^!H6un$@5xp#N5n^/2w[CI5h^!7ho^/<5]ZI1SC%{vN(j%,w[C&ugJ3w[C)_tD3w[C$Z.b62oR$O3!w["
-    "C=6~{+$e!K3w5@6bY%72w[CO4:w[C%Pt%@0fXC*ykD%`-O5,w[Cb66w[CF4w[C_10l#4^qD@1xYC*nV*B1e!`36PV$A5mX%M4sa/2w[C"
-    ">0~m,7rta/$U&1ta/$X&*nw%3w[Cg68%w[C%St%&lo5L8Q/N9Q/7#w[CO4:w[C%fv%&Tn2-t_D&Zd57,w[Cb71w[CF4w[C&U^,(l#.k-"
-    "(a^&1w[C>4]!3x`/!hZ<)w[C.x`/.o+%txN(n#2w[Cg72$w[C&otD%sR)c72o+&I(V.Z60Q>@7bS<3lP&%ssD%L,jiL%u]*$E,pn6%ng"
-    "0N9lP&%ei5&L,R#)Xy+!b[51~]JT43lw+C2ry!c63~]J4yWC94W^C.lw+%UP,K3lw+j 139tR&0Z}#@6}:`63lw+%ph:.P#$lw+%P#~ "
-    "127&Q#H4lw+&oo5.R#$lw+%R##Xj5'z!5otBH5UW&$</pY+0ca+D3bg$)T`&=5lw+";
+    "H7Rt0D4a|-)z${'8:\nret;\n}_V1|$binaryaV1'>7#cV1.GO1,G2gV1.GO3,GO4,f#O5,n!O6,GO7,GO8,GO9,Gg10-HO1-H7-_)O1"
+    "-`)g14-H7-b)O1-c)`17qa1]83pa1t 189pa1u 203]a192[!.^`1 e<M[~11aa1 r<5R!I1R! i@5R!0ha1g37 P!H3P!O8 P!J4W%O"
+    "2 R!H5S#7!U% yV14q[1;,`#6wY1$BM1B;3BO0)xd1!h|&0xd1!Xq#2xd1#ul##r}&<1nv&1xd1;8^~(.xd1U1_[v->um}&7(xd1e53Y"
+    "&#xm!G1yU1>1RCq!1_98r[)$Yd-.]w%$p|0K5]w%>fvk&#e!)hi&'ew%!cz!;pu~+G2Vk&:1iS%-t$V99u$!i{$,nz%$uY//oX'(im-#"
+    "S%#r%(h}%$o% St!=xou%#TR1#=)Zp&1}l'g16 zo!#lP#)p!#Wm'(R]!;7vP$!Ux'j$474836_o.(h!X5,o!:4vn'*QY);8Qy$G5x'("
+    "e~$q 1_2yk'$^n-,sj/&e($`d)-{{)*D2tn((lr'#xb)#Sq)$ds.*}b#n 1_2f`-%Wn/$gc)+f(,}$v %f9tR1(p!'i$#qf&+R&'zn&%"
+    "j^.+Qu(#X^'%<!T%%V|%*vV/$g^.'Rf#&Z%[8,@(Xw-$QS.# =,d#GpaT/#i%'w1+p*O8#p*$d_1O5#q*$tV,N4q*$[W0!m._75Vi,@1"
+    "Xj%'r*%ny(7 s*${q+#s!L7s!'m$I8j6(v*%ye/+v(%^b1$=![%J8x*$pT.F6y*$9)A(z*F8z*!g#~ p79'm4#Wg!m s64QR2$ja&H8{"
+    "S2#p{(#mD+|S2#Sf!$wB/n^$#^y.&nz#C2l2F8oc.%P!B2nI!nt.*2$td$Z88I$Pa$C56=4M,{S2u 1_5SO!^25TOR9]Sp*Bsd#$q<[8"
+    "7oI;5w{#=2@(p|(&Y%)iv'+x$@9qI]5:jc)%g'F3yV2w 1_7o%O6 o%D8o%$~$$t'E6o%$[~#=5@(o%%c)<4Sl-0o%>5o%E7o%<5o%C4"
+    "]!&]P&+yAH9R&O5 R&D7R&B6R&E5R&$zZ$=6@)R&)a'@5WO_9:X$O4!Zb!`4][%O3!R!I5R!7!X`!a16R!7#de!I7R!7!jg!`10R!O7!"
+    "ab!a11R!7!he!a12R!7!b581mg!*Q+;6Tf%#X+!fw&)ja!X61e5#QQ$!R|**FA2k1#rR$![X#*FB3_-#gv&I2o>#}P'.lr2$Q~(&sf!^"
+    "4;ep2:1cp2u 145P&A4P&F8c$+f:#ey-E4FB6l6#mR'E5FB7P&#d%I6P&#X{-G7P&$cZ#$P&G6P&<2P&F7eu2#gm/&rl%,{NJ3Zp2=3y"
+    "n%C9P!K7Yp2@3yR&+R!0hf!W18hf!A2_S0%}{.$RW!7#WV! zi%'o&$SS3<0q&B]P]$@2Q^$(^M#a[* W!+~c$=,=.lW*$x_2 [#C1V#"
+    "#j0 _#/c`291Xb0l notwh%=2l#l maxca%#dk$!z~$*{a%=4g# F);#gV% B+S!&aj%*{i!$Vg2>0|u#'Ue/=2yj%/n%+[P!>9p')J;"
+    "4ei#_65xd2r!1_44tCU8,U%g21Kf#%[#;3V]*)io%!b!_-1S,<0yn%.n4$iy(F6n4$ln%$xQ#%[k,%>%794Y!'i/%y!%i/h 54+uG'vt"
+    "$;1|m%%l%&p}(%@$7 H=-}p$E6`n$;3}<>5io2+`X! vx#!kM%P(F7k#+Tv$T15C=7C(wn$!n~,)c!/TT(o 1_3xa! {a1+}m$>8{!,9"
+    "&}!#z$@uzr%%js%,aB#bb'$D*U[!#Yz%#X!%nV0 ln';usd!#w%`89:#U!@1[%Z4:j,$Py$#`%;0w`(%=$iz$V58[5+Xk3$AI9X- {K!"
+    "Y-^9]z);6ai3$c)!]R$(R##q3'H {q).T#<2kIs 1+-^/#UM'y,+j|$;1d<!H7#^/$r2$_6 ^/+}b![36^/F9k#-b&Y4,KC1^/Z50}/`"
+    "64^/({D Zj3,]|$=2{!,9<3}!)^/)p[%]92^/&s[%#=(^/@6X!H5r.#Q{$G4:#z%'Wq% h%I:e-<5e-#a+-U($X><5P-C5h-%P.=6rv3"
+    "/g->9g-D8g-C7W*D9g-%Q#O7%g-U5,P!0oZ091sp3)g-^51k#-a&$:%KD9g-B2c!!`p,-g-W40Z)c9:tY%0_Z%%u;B9g-'nV%]r9u;$v"
+    "r$$E+|v!#up'$lk'H0x;#z%H9x;<5`[-'`% xR&/k-V70k-G8k-;7Q($q'!yc3(k-;3wC%HB8kh$$jn'!aL1|IV37V.!bj!(W.$vn%%w"
+    "*Z37W.$xn%!H7#W.%f$'o:+v`! p~#*o:F6k#-|&B4^I[37W.B4c!`17o:'Vq$ u#-W.$lz'!|!-:<3P#)Y.&le-%ef-.].$Y~$=4A)_"
+    ".B6_!1z:+Qg-*a.=4ec3'u%2a.(|:!o+-d(%W)$SED7}:%eF$IC3`k($e2 ']-4cU&U37=$X,+Xi#A3f2E4PY&#nV,!di##_!F8ie!)t"
+    "^+O7#s]!<4d_+0t]!U77Q`+,u]!$[z%%x-+n|$%i;c78u]!<5i6]78u]!Y79g0Z50v3$~|%!H7#v3%on4=0^'+mr!%kJ&c2F8k#,b,<8"
+    "t9=8C*v3+~$!U{!.v3)os!J3nu1=3Pb',nt#J6mu1=3za'+V, }u!*RZ-72tu!B1PV)73Z!A6jv*73Z!A8Z!#}m%,VV//V|0$Tw),kt,"
+    ">,:B1gm);3w! F)W_-<7th*'3#{z#.jQ&#Qs15jc)$iu16hc)$Zx)%G r!+A;6zz,J0`V.*ir*%z`3)o6#kP!;6|V0q$043928nd)'nT"
+    ")1YV.#yI#rT!B7~c$$}^(H1wi*B3P!%hr*7#QV.>0Po/$h{)*Qr+$hz),}V0(A>2AI3ro,-if$2jP,;4_Y**|!$gg*#&+vV0>,A*R{)%"
+    "mo)&so)&h.$qh)<1:([#C8ci)(ii0<9O,d}->,=$lX+,wb);5Vl0#j|-+TW,#iZ*r$52E7DB`{+#Yg-u$2C32E4dt+;,D%}%+an.$Pp+"
+    "u#C93BBtj/$cn+@4_!+zh+$o{1t#F6384ky.$yo+@6_!-Ph)$Po+#U(*xt*O6#kW+V61_*;6_l*)e*;6gr*!A-{a+]63_!E6wl*$bh+@"
+    "1D*sl*$Yl1t$2A55E3P)@6r-#pt.B6`e4$un+#me-a04o3#p7$J#z#-^s*#vv/W59`#%T_2&[i2$j&!&*py-#p~$]61R!!s'#X! Q8(R"
+    "!#m`2E2R!U4,P$[73`+#[p$$mz/*o!&^_**j%${Q.=0lBE7^&$}w3>4CI7WR._79~a*#iU%$X$*sh,#ZT%$Uf2*V4$yk+q%AAF85ED:#"
+    "V4u#91FCBq~-$ok2&Um2#Qk2(_!$V4i 1D9gn'1al2@4_!*V4$[=PD6|q&-X2#pu$$e!$`k2*_!$XQ+t#75FDEWs.#tj+$e!<1|j2(zb"
+    "27#uS,$hf2>0_!g91!cg2$_]%[87Qe*#hG<2V*,np,$86f^%!Wn! vt#l$097152`K*Rt##_m!#e^%s$307064Sl2#A*i5#ql+$W%*kW"
+    "1$Q[)$cc53P[)B7gr*#eV#B7~q.#om+$Y#A6mR!V98}X3+lS4=,nk2y!4318jS4<4b14xQ+Z99wQ!*a~-Zp1mQ2@9}k2$rl&-iS%$Yx3"
+    "7#em%>1t`%H3cm%:1|!#Rm&G5Wa3#{[!)gp%A1zX!TgtzS%;1}S2F1}[3C1Xb!B2}(X10h`%(q!I9mf%-lR5#p!.u`!(up!;2]a25kd!"
+    "'~%1el&U6]w2/hW%(p~#_47o{!'uj!-:I9pu#%kR)&]Q--o{!$o{(%HI8n~,$_!`11S{!=8eQ-.;=9`P-'nm!+{u#%Xn'#~Z%C8{u#${"
+    "k'!F+{u#$e}#$yu!I8vs##_z$!M/d}!$`l'%iq!z 184d}!%IF6vh$T40i{!G1^k-#i{!/hx!$hj#^49Pw#%pv&%Xu!,hj#%jQ$ H7!h"
+    "x!<4{&<7hx!D4ae$C1hx!^60k#-f'$[y!$KD5hj#C6Xy!!Zb%-p0A5u^%F1o0U13|!-:%a_#C8o0'Ur*!a!.o0X6,HC3o0B7_!G6S0<6"
+    "v_'0;$m2(Zw!a52`]#T89v.2^w#;9V)<6b*K9y.&I/y.<2y.$`_4O2)y.V67y.,cx#Y91j+D6Zk#$VQ$!H7#y.%}$=2y.,jm%n$5;\nr"
+    "emQ&F2k#.e-([e# ai))fDA2fD'vT&H0gV&,D=1ey23{d&:2qR&!^J$no6D2vt%0Q^&A2YC.T~+$pu.6xd&#v]/%SI(Tl.=7oe3'ud&#"
+    "rc#g77#sd&(dV#3[V!&|Z*$X#Cprp'#_c#f79md&#ba##i!#[S-Z29jd&#yi$O1%bZ#_55p7=8g,-:<9Z-#s-$p7%^T7$xEH8t5#tG@2"
+    "wT$ fm(/t5 ]Z!%t50gP$;9g:<6U2L3t5>4t5'}4B:]H<9{|$G3Yn$A7oe%H9n`%=1tu#!o`%'Z[6B2bX%'Qq&$Td)$^G,uq#$en&J2|"
+    "X% RP%'|X%$jd),}X%%gU)!lh-+dn'$}d5$wy*B2gt($iU) D,V!=69+UY%#UU%H8UY%#al%;1vt40|`% d:+wc$B7QDm!201,Y$,^})"
+    "%f!%[!q 60:u$=7|%0cy#;7e%I7fd7T1,c!,dQ!$xU$%jb7I1jw(!F1cy#!~w%#B,cy#<2YW$;6xx(B8~BS20W0 H7#~B%Un$=4j(+Z^"
+    "$D6Z^$^66k#+p3#RZ3'K[78yP!B7c!`20p@)T4G6Z^$$Zr$%kl&):>9ob%(yP!$xb)$Vd)F2ja!#el%&H+ja!X32_!H3ja!$lx%H3ja!"
+    "$bx%@3ZE |u4*w,$d'$'B3ka!#fb3$G,yS(B5R.1gO!Xb3!|U(_5]Y*%h'%U#J8qq7%H rS#.T#;8lQ!]77g`!#hb3'],C8lQ!;2th%!"
+    "H7#l/%]V%&_`$C4qs!%n+&X.F8k#,b&<1`R!=8C*l/B9c!I2p|%@6QS!G6uH$sj%G8uH<3UE+Wp!$ak($Vl(F3g`!;3Z.=5A)l/B7_!1"
+    "g`!;8a!0;$t0(`MI6qJ!im5#r-1g`!<2Ye!%z'C1qJ%hJ$H`86t-V95t-D8t-B5e*,xh)#yx5$H7#t-$q,'fr+C4s~!Z68t-^70k#-a&"
+    "$k/$KZ95t-%cP%%a/H1v`!@6vq&_68t-'p#-:%u/+]m!$aw.;3]+.b<$|{0%H+b<#|h!%_!H4b<#S&!b~'.;$|!)b<J9t->8t-H8t-$q"
+    "%%z'C1k:%lP%%IC9iQ!V02YM2}Q&V03b.,QX%;2Tt%%S+!jw+)d.%w_8O2&Y;$Y%'iz$C4g[#E7qz!G5l#,Q'Y22WJ!D*f.B3e!`22[;"
+    "@7{)G7sz!%up!^03g.T44Q#+g.#d:#>^14];$sV%%H+];$Xy(%_!1];$Y!0];$s_!@4];I7tz!!]^6%g.0UX%#r[6(|'D2Pf!$}]#%Ir"
+    " 102i.$xc!I1VX%#{t%#uc4#z['+]Z#@6o]!F7}|$;5sr8&_!/rd!)Qw,O8#r^!%jS#I4Zr8$dd*F4^n'#ga6&pP![25}e&$S0$pW6/P"
+    "4 U@:[C-u^!C2uY!!yV#*~3${=O2%Zy%%sv%=2x`%C5c{!D7rV&H7l#-h,%Q:>7D*~3C8x^!H2]y%A7d/G6~3>9}!,;%vX&,y^!$ol(;"
+    "5k@E9~3$iw%$HY49~3#cp&%_!`52c3;7a!0;#xO@5dc!%h`-%|&;3Z;b14z^!$h^*!H-b`+A3Z. Zb!/z5<3or&_23w5<3m<$u),Pf*&"
+    "w5@3QQ',{3<3{3#|X#^53{30xu&%fz!^15S`!%RY!%h-D2_R!$]Y&!I7#y0$i!U35y0+mg&[80y0G9l#-j'$~T!&qj*,aR!Y80e!`23i"
+    "R$@8iR$^80y0%hv%G2bR!%P|&Z77y0#XD$sQ(^54y0$h/=6A)y0B8_!H7^0$_d-0fE$gj,@5rm%a81yD&pW&b23X`!$pW!&|'d37Q/N8"
+    "Q/<5Q/#qV#g55*Q/W33Q/,`a!%_Z!%o+D3{R!<4q$7%Ww%$vU'!P!$Q/+s|! pS$)so#%dv%)l#.k-(z]$_84k-(]!,;%pP$!qg6'je#"
+    "$ly#$`z#H5Rf&;8C)Z0I5o+W41o+0S^!;4}*%Q&c41o+&I(lV!Y86ke#U24g:-a=<2iV!$o!H3ke#%}J^44[u'Z57Ys'C5mw!F9s`*Z6"
+    "0_u'C6XR!F9^g+#Q)(cw',{Q!0bI)]b( ij-)`u'@8R[)O6&nq(F9mx6Z58~R&C5Qp!F9lu,Z59QS&C5oc!^95RS&74g$C4US&74^!C3"
+    "XS&74^!B5^!V06la)7#^S&&hc6C6}~#X8,=A7z_%%Yc6=6Rc6(xu3%bb6*5B2Uk),j|1e22kS&;1Vy$N2mS&%vd6'J%U}1(DO2#qS&C6"
+    "aT9$Vp9Y11]b!$ha(!gd'3uS&$mb'!K2RZ3$[j!$v~#Y64`S$$gf*I6[V5%_d!D6nf6O5!PT&&af6$rh6=5gi6)l`6$z[1M3VT&$d`6$"
+    "C3XT&O8*XT&;1hS%B1lo8%lP2(Xf6)y~1A1bQ2Z19=A2xQ2B2|b&%mQ2$y!Z21h#X4,cR2B3q_)$rQ2.gQ8%|~1$A%|!E4jd6<2lV2&a"
+    "P2)~z1M8tT&$k{14uT&&wz1$x!$e&+bn1g31!zT&&ll1A0d!C3e~1$Q{13PU&&w{1B2d!-sy%#wg#&OI2~{14XU&%cz1$V+<3uu6*^+X"
+    "38]v6d37Q|1+f!F3_~1;4r&+f~1+dh6'zb/0iU&$WY3%]#$l{1+cu5&nz1O5!oU&;1Wk1$M$W$0P{1W5,m(%k#D4qS&$|u0%X(B4wY8&"
+    "zz1F7W!W8,_!+of&&Z|1-XX&#lr!'uP2E9a,%Q|1<6fG(w!O5&q{1W46eEF5x&%uz1A0GI3cV&&vw1+~7;5U!=1ex1)[v1B7~|1+}5$e"
+    "q50lV&;1td93mV&#Q^!&wh:%W#+}5$jV13rV&&xf:A0d!C6}5$XP13wV&#zF&k!%d!+[s6$Rg&3|V&&Zf:B4d!1[i:O3,[i:%d!.S6&a"
+    "h:)Ha88YW&&n!.eQ&$no:g55 se*!s$.^W&C6ov1$iR$e67`W&;1gu#3Wl:$d%Y70dx$$uS$]66gW&&o!$BC7^#$fd)+l9#`k&&mn:*q"
+    "Z'%_k:/Xu4$y*g74#rW&U65n24sW&C1aX&-tW&C6pk3$lK%ok:#eY3/cy9K6ao*/Xz9$ZT!0aa%#}c5#b[2:6sm/_68P_*)dd%B4]^!'"
+    "YV&$u*^84ZV&D6lb)B0jc'$zP!F6s!$er&/r!_70r!.|l!)mn'^03PX&,{f!(W&7#SX&*w!G5i{)g76%p[+(s2%_Y*J8mt+B8UZ*_76P"
+    "g1*iR+~ 106-lt+~ int!lt+~ int*lt+'GO1,G7#]l+'GO3,GO4,GO5,^$I6`k+F5{j+G3Y{;w 610{j+!Q~3M[_(I]R!O5 R!J1R!O"
+    "6 R!0`S*/wh+(~(0P!O3 P!0t[*O4!X&J5U%O7 R!7'{j+~ 306%{j+;3Qf(6{j+~ 304%df+!R|37'nk+!hX!0nk+!XW!1nk+$ei$$U"
+    "b$#_q02nk+%JF2nk+I2hq-<2~v7*ur)!w^!7(Yl+^47Sx*@2i^0H2Y{*;5i$G;gP*;2|`#C4gP*#a_2.g_$#S^4 W!0U|*!=J1Q{*;2a"
+    "`;)U#$qe#_56p};92Zl('gv%$rb$!`s!&fv%'Yw1+dv%$Rf$#Pb$B4T]5<6]t1K2tt1*^v%;7qc8/[v%%Xw+G3i%*S+n 223~$(J;2cg"
+    "..fz*92Ve((Vw%#}s$#R]'7Ia#%W#A5Qx%#W_$:2Vg2.t+A9qs1)Yj$:3UW#]52Xj$;3Q^$$|4,n[%$Rh%!F3Wj$#Y/]31WP*;3ek$%h"
+    "%C1xp);3j[%O3&j[%$[m*J1r}*Z2_^r(;5mn$)h#+~u#;3g[%%KC1up)q 527c!G3g[%W2_r5.cY'$kw.F1sp)%hw.B2zi$*|Q2-w|$#"
+    "nP$$D+qT2@7X!/ZX$$u%`55:<7lW+&f%C:d,$Yf&#lY%*ki$;3SZ%_31PP*B8l-1PP*!Xm4!z~#/v~#;3iY%%_)x 320SR*&Hb42ly%$"
+    "S#E0ch$;3{X%%y+C2hQ);3pm$!H7!V/$}/=2_e)C6f7D0W/F8i#-`&%j,=8C*W/B9c!v 324W/'wb5 u#.Y/'{!,9&}!)Y/'[{7 ]!-n"
+    "P+$cu7%=(vy7>2X!`61n.&|U+.:<9zT+'h%I:c-%sr$I8}g$=3Q7%},,~d)%}-$}61j/V28e-D8e-C7W*D8e-U8,H7!e-%x#&Z[$C7e-"
+    "+rk*;5]}$)i#-_&$u*$KC2hd&q 531c!G3nU%o!2_14X).rk*&m}*-e-=6T0*e-U5,<E6o;#vW&$D*o;$Z`1&Y[+-y,#w%H6o;#z%@6o"
+    "; kP0/e-V30e-0{9%e'$([33w~)$kC%_V%*en)&XMM3w~)>6P.,uv%#cW2's*C3tc%;3zU%!H7!Q.$c+=3g:C8Q.D6g:F5i#-z&C4~HD"
+    "6Q.C3c!I3g:)t).pc%$dV&F3nc%=6p0)Q.'u_) ]!,Q.#`Q&$D+``)>2X!I7g:&pe1.Q.:3af(([%J7Q.(g:0bv%;3}Y%=5{*+h:%{a!"
+    "%I+xe)$Z[!x 222av%=9</fj+W2_zZ!G1fX/%bn4G0pj+#hd!(wm(O3#}[!#W~%%a}(*~[!$Rh).wu+Y33bO,eX%<4j04a~);4Xz']33"
+    "a~)q 339R0C4wU(T34y/7%XW%$Xv&>3XW%C1eq![21dAF7k#,Z,<4^9=7C*b3C8R4_41b3@2U/F2SZ&$^e*F4vU(a75T]!*tu(-Rf%'x"
+    "Q1#=(b3@8X!H7v2<7Tw(.:#[!)Sv!C2U]!$x1$Zq,C7V]!$aX%!F,Zf()^r,a34Zf(!il2!mq'G6V5<4Q=$p.c44V5%Ic42Zy;>7ar/."
+    "_3/Yf($sP!^48Y^!%}[*%|-,sP!$xT'!H7#a0%l''l6+Uz![25a0F9k#-e'$p/%K,uP!$p3%c!G3^~/V2_UT392PU(,v/'{!,il+&}!*"
+    "il+W1,_R(,a0#[n#%ZR(*~h0>3X!`82u/<9nR(-:#z%W83[%1dU'<3r:b56[^!$xZ&%m'z 349k.&I/k.<4^`5/SV=4k.V66k.,`_!Y5"
+    "1[+D6^Q!<5T$7%ze($f{!!P!G0ak;92pU>(Vu%_54k#-V-']t092aV>,l,=4Z!,9%[6*Ru%'bs0 ]!0b+<1yS,'s#1b+V53b+0X[!%`{"
+    "!$w%D3`T,'b+>4b+'l*@:Y`$#sa(%ia#&mX('fq00}P(<2dq0.Qb# {m!(gb,H9Qb#'a~++Qb#W91Qb#H9cm2[91Rb##Wr([91Rb#$xy"
+    "(H4Tb##qU# Y!J3uh#*W`#@4na#C1rl!Z47oa#>5gw0g152|!&s)A4[a#>9^j#1]Y(#Pw+1]T!#{v!G9]T!${T&$hGC5g7&jY+L0ZY($"
+    "u_&t 360]T!<6`S#$cp&+my';3Tj(!H7#_6%sc!'_6+og!,VR,=5sI'k#,b2$lr!%K[77zDB6c!G3oz;@2VR,I2VR,'o#,9&b$*nt+#t"
+    "0<5bP,+VR,$gP0%=(VR,@8X!0]T!#w%H9]T!#z%@9]T!C3Rz&;3bx!%r]0C2^T!<6fn!F4|X(*Rn#b65xs!$jCH8qF$tX(%d)!Xe=/P["
+    "(&HI6nE;8S#^76ZS!$jp!%~+,zb1;3pp!!H7#_/%H'lv0+Uk!,}S,u 547k#,b&<7ZK=7C*_/+~$v 370_/@4SG0}S,=9{!-Ty)%o#+n"
+    "Y'%Z[8<0YR,,su+@2R]8C9lY'W03]!!|i'.{.=7hS,.;=8r]8'r%1RIT71o-2eS!$fQ,%w'&Zn=>ses0(HI8v/V94q-,aR!Y73b*!e|'"
+    "(q-$jk!!H7!q-$~{'!P!G0fX>E2hS,;5id')k#-a&%b9'tP()q-C5b.G3Ps.@2hS,J2hS,=4|!-:%p#+gV'(yd>$lQ,,s-$c,'^R,)t-"
+    "B8_!1]<=9{R,-;>5nX*'u%2t->6t-0wU!$S^'%z's 376PZ$%X],$w)+gd-$lx>!vL3yX(>2b.-Sb#Y78S+#`|')d.%Sx27%V;<2h$'T"
+    "g.+s}!D4bn!%eQ!)l#,Q'%sk!@4qP(*f.B2e!0VU:o 2_4t_!G4Vt(@0r#-}l)%r#C9oT*+nd*.[;/ad6)oT*A3_!I1];M4{e*$X&!fV"
+    "*'v%1g.@8];1gb#<8xT2$uT![81c~!$~*$Ir 101i.$aw$I5hb#%Vc#&]p'D2||!({w#y 47:rR>>1_!/Se!.YX45`^!&{(H4b^!U83Y"
+    "^*,c^!+mP!E8xn-%86qn$$sj#^38rn$C8xZ!!X`*)~3$WZ)!I7#~3%w#&tn$C2Sw!D5n`$_56l#-h,%Q:>6D*~3C7h^!H8xn$@5p`$G5"
+    "~w'V15}!-;I6k^!&`g*=6sf*,~3$}v*=7A)~3B9_!H8c3=6Sh*.;$u!@9j%C1v^!$]o*%_m*-w^!<8e:/^o$$xk$%W(2_o$<9eU$H2w5"
+    "$bg*%u)z 390w5%I/jX@$~q!<5Yc#^25{30yX(<4wy'F4P`!Z92h-D2_R!%aT!O9%~U$%ym$=9PV$C2ip$[54y0G8l#-j'$nE%ww*E2a"
+    "R!B9e!!PU6.y0)pX%/^{'%cw-G2bR!%uw$C5Ri)(hZ*$]a*+y0<2kZ*&A(y0%tY*$_!H3^0=8|[*.;=9bZ*'v%1yD%{f)y 122X`!$Vb"
+    "*%|'{ 395Q/N6Q/<7Q/G2TQ>5Q/&Vk(^14`a!Z97o+D3{R!$sl-!I7#Q/%H&Tr$C2c|! }m#)rc#%mV+)l#.k-)z8/wh)%Q`%G3fQ!%s"
+    "x$%j#Auh`*'fd*/o+$fY(@2n}!b59o+@9o+/S^!<4io!$Q&y 399o+'I(lC fd*(a=U40xY%!x^#)n]$%Ui-$o!*Uy!&]r0%b|#r!02]"
+    ";{!U3,R$-{!)vZ(!}R60{!%ie+G0xZ(#v{$ jT$G1r^>_2_cS@#Us$>4cq-,g}%/zZAC3U#D3zS!0yX#)^l$%iT>&q)%v-M8zl0@2nU)"
+    " Y%J:V`AU43}]A+Tr!F7Ui4#Xz$ R!G3su*#t$3fc.$||/*Zh#J5yc.#z$'z6;4lc**P&(z6;4nc*!I7)}X.#]l6/}X.92m}))|E77m("
+    "C7vO'b!%zo(O8&b!]0:fj378e!@2Qy/*VQ.'^V0C3^KG7e'O7$e*G1fv-#y#0J&@Y5:e*$ym!!V#(h2:bt#$]u$<1Y~1 }_'%Z!>1t)!"
+    "pt0F3Rb$%q'%M^56c`!'V+>8f((il2'~(+f$+pt-(a(F9w&.W*(hP!A7y}4#[R*@0o%+|0$[l*3g'$fT$!F.g'!P~$$c'F4^%V42g#F-"
+    "^!$~k!:1]o,#rj8)C#e+>,N~ p40&}9M9g}*!m33h}*!y)7$h}*.[I=5X|*'z#+tF%k^&.uDA1Zz)!j|6'W]' ^$:[F>]P.-Sf*<1nS$"
+    ")Qx!$Xe*J1e['_43lt&D4ur$0dd%@5uX!^78zr&$st)3|r&%}_),|r&y 605es/;5^Q8/R%%9.dr&$wu!S60Qm&,Rm&B0{r/$bW+!T#'"
+    "ea$$xi!F3}r/$X{*$Qt)Z25<%kz*-|i+&dz*-|i+=6fz*5}i+F3Us/;5py!(bp&$pYBE3hb$>7~m/-}j+Z2_RT$$fV*%x%C6zS!@2To/"
+    "-aV%)Vd%!aX7*Z!>2Z!,jl$$X~#%Z!O2K}%&[h&J1PY/<1bp$+ud!T42rX!%``/,{<<2j$7,ek+!P!0ek+92}U6)yM%VR$)l#,p`!%ny"
+    "%V70D)}V!Y71e!`42Yu#@8f5_83T~*(r#3p~*Z56Zu#&}}*&cY+,mp*+v~*+SW/$s~*$_!0i}*$U&'UA);=1^P+'v%0p+<4d]'_56Xq/"
+    "<4nb&$y'D4Z]'%nb/&I3lz)=6mX%.Pd%<4pn&&i*,uZ!$gE!I7)si+>4{p*C4{S!D8Uo$%qW$)l#,g&%le&$L!D*z-B3e!!Tw=.z-)^{"
+    "&0ij*(}!3U~*E5i}*%b}*&iY+,z-+Z~*+oV/%W~*M3||*$U&!cz(.;=3q~*'v%1z-=3l82nq/<4kb&$|'s 431YQ/$z7<3X'I8}-%R|$"
+    "!}-,y:%s`&%l*,T|$;4{j!!I7)|i+#y~=/|i+92}{)*}-G4l#-g&%y:>4D*}-B5e!!wQ>-}-@9ZU!G8yW!%kP0/X|$<1xo$Z72}-V9,>"
+    "!lT),mg*%Rx*&A)mg*A1_!I5y:=4rx*.;=5Tx*'v%2}-@6}-0RS#%Sy%$|'[43|:%U|#%SBB7iX+&RJM0Wa$W85i.,Xa$<4`C%X+[85j"
+    ".$i;g38+Sj+>4mi!C4mi!D9mn$%VP%)l#,S'D4YJD8X|#C7e!I4ef!@9kOG9on$%Tz/H8Xu*%o4+X|#$jo/%zT+.i;&ru*&A)j.B6_!1"
+    "Qa#=7cv*.j.=7tu*'v%I:qW!:5eV/,o-<9TT!;9=/v/A4u<0fb$<4YU($Z)D4uk*%fc!%IC1qg7$c]!~ 228!ak+;2wU(*mY!>9uS--z"
+    "k+@2qP+92cc*2zk+J6zk+$pf!)cc7>7b30Qc$$rw/H5py,;4tFF5py,X44Qc$[44Qc$$dZ%!GJ4lr'$bU$]44Qc$<4zm%&Xm,+nr'<4e"
+    "^!g45+{k+!P!0{k+s 2_9xQ(_81l#-S-%PV!>1D)w5%[o$%^_!H4mQ#)^l%G9a[.&sr'/b[.%XT$,^_!&^}*&iX++w5,V~*,{d*A2_!1"
+    "~r'%t~*0~D$wU))Qs'C9]R(<4j~0$l|##`o((lm!%P@F4Rc$q 450[.,V{-%eh#L5r}%!Rn>:[CH+yS!%_P%$e*d45R7&IL6kl+J6kl+"
+    "$l40i1%]|#F9X].<4^A&X.,|b!$|`&!I7)ll+#gr>/ll+:2W^7*k10m#-l'%xT6>3D*k1B4e!`45~T!!uV%(y#.m1@6P#-;&S#+m1$Zt"
+    "*%Su*.m1$dj7=5A)m1B7_!0ke%C8ou**;=4_w)(x%1RU!<5`^+J0b].<4fz$%iT!d56V/N7V/'VwD/pl+6V/W17V/,Ud!%[o$%s+D1Ud"
+    "!$^:!I7)ql+!P!0ql+:2hx.)wc$_85m#/p-A6T)/ae%)P},-;%cT'B3yc$,hR*0mj#U85mR*(|#1t+%zl1!t+0w`!%th&$T&D4~l1&t+"
+    "&I*W&A7xv&$pS1%~e#2jq3/ZN$iT(;1su3-kf#C3jP.`73kf#)aq3,lf#W75lf#!RQ1(~};$5.jP.$T{-E7jP.$|QBH3kf#<5vz)-kf#"
+    "%Rm#*Pb#B8Tf#D5|V(+|^*;2ZWB#Q]3O44P#'Xl(+nQ.U77Q'I-r)$j&1}V!<6<.}V!%tP!$W-D6js,$>$tn20W{,%~n$]67}V!%ub!%"
+    "e~.,Wm(<4}i#7&Wi&%T8'Wi&C5vl!!Rw%*cFG9m#,S3%Rg#V89D)cFY90e!I4Zi&*gx%_11yl!@7t#-;&i$*cF%{y7$z~2.QW!$oU!%H"
+    "+QW!$qU!>7Y{2.Q:$;0QW!$jm8B8Sz(+zl!<4hd-%WR)C2Ps,<4|Q#^71nU,%Pn$$B1`W)!ia@:[N/g<%kU#$y)!ab@*T#%fP(>4VQ$7"
+    " Xg,^22QR.<4[V#%i,,zn1<4e]#O7%zf!%xZ'b76aX,:2hP8){/%Pn%)m#-h&${L%YW/,}n1<5Vm%$e!I4jh$(iQ8:2Tz7,`/%}I0Qo1"
+    "&dW!+P^&$zG$wR!F8`U!<8dj3&A){/B7_!0`U!$wz8H8`U!(Uv3(x%1jJ&fl.J3ZR.<4p4<9Z0J8ve,%I!hy,0ki,@5R.,[T!%ng&%o*"
+    "D4vY#%w_!O8%zs-%ea%=8mh-D6bz![18R.G3m#,h&%^s!&Ye2,wY#%wv%<9q#1uh$)gR&_11li%&iu2/yY#%iAC9cc!B9zl3F8~<$p,%"
+    "HI8q|3$_!H9~<$fu6I9~<-TS4!x%1R.W83R.0mW!%v2$P(D4|d&%Q[2%IC2ejA@2sj$2fh#<2ZR(!m.-fh#%]`!%[+[53n.$q;7&oe&<"
+    "6j$'q;D2xS!-Rq!G8m#-T'C7cL[53n.B6e!I4pe&A1hw(G1iw(A1t#-;%y)C3n.*`[4F9q;B9st3C9q;$nU9%_!1Rq!$ZW21q;$|!)q;"
+    "J2Rq!A8q;1^g#&d3%d++r;;6q]'%IZ25oR.%ey$2^[)U63=$b,,vP#A1fj!F2qR.#[w!'uS$H6zf!.x^26v_!$|x!H9rR.;4t7F9rR.<"
+    "4l;$_T),hY3%he%!v]81Y4&mm(]91v_!&uK>8S{.)W4%l07&|h&&w#'fY*,ey!C2Yh$v 600m#,l,<9iT!>0D(W4<6xT&%v_!1}h&*sX"
+    "&!te8-k3>9P#+;>2i$)W4&Xa.$`*-z]'&do.=1A)in/@3_!H2Xx'<6;H1;$n#)cd!C2sW(T49[~.K4v_!%w3^95v_!%jh$$B2c|#<9o]"
+    "!G7wR.;4ci#%y)z 497P6&I.aa8#kp!U34wd-G6R4/~0%Ut2^26xR.;4d+&m-C7wR!;58g49%ml)%l[$=0ml)E6R^*D0P1G2m#,Zz%$d"
+    "'%Ls 275P1B3e!`50pl)X13lj*F3{Y'&fv/_75P1<5S#+P1#xu';0SR0F4P1$o|/=6A)P1B8_!H7d0$b2H6;$`2A8k%1za%<5qx'b27|"
+    "R.=5w'$_[!,Pd4%V/'I/V/<8V/G2kY,6V/&VV!F6}R.r 504s+[83V/%Y$7%Pb.%Sc#=0se&D6~}!C3~R.I6m#/p-)gT*_34p->9_!,;"
+    "$r]&86s('[f#$nu/$>'Wt#)t+#~w%*}y*b35t+@6t+H8t+X7,T&{ 506t+>7t+(}**cS&<5Rf1F8a~/;5p&%~-J8Y,%kc%Z09Xy&=5e'"
+    ".i@<5X|/;,J2Zy3${k#95gW5+Xy&Z70Rw&D7mz!/sx8Z73Yy&D7lT!F4ez4#nP#(W#-_T!2xw**V6Z9:W<%}-%nz31P]#*_f#0{}DC1`"
+    "y&D7~r!F4`X3Z72ay&D7df!_48R1>2g$,s##`<]12gj#!u%0`mB$j%(u7_13p&)u7$fg&!I7#}S+$lh!=1b^!D7_J,wd(7;_)+{P!&d!"
+    "%Qb1g89(d!E6Sz&7;g!.]z!&hR0G9{tB#YG'ou+D7PM/y{GX78T!-X+G1YbE$g$0K'AZ1:Y+>7`&.Zt&%fW#^17Zt&n 518h*<1uY63a"
+    "(%MG6hg$&y+'(*rz&&n),f$$cT+(=G0Xu7$y&/w**{&G2w*@8Q$+Pt;$REH8xP8$__5%UW:*s(O9!s(%ym$_19s(!sQ0%~{&]83>%je+"
+    ";0`{&D8`{&#S,>,N~ p81(s0G5z&>4z&(lW!$svE$Tm(I1^g!#uR*A1cH iT9)fF&hj&.Sa1B5xh/!VlG(xz&$QX-n!523]V.-P%>9ZW"
+    "$.zz&$>/aW-G4zz&f84an,!cZ97$aW-x#where[W-!97#VW-)BO1'BO2'B2vV-)BO4'BO5'V#1gV-@9USIt'16 %rs<14zV-u 341zV-"
+    "a85wq7!gd&H[}'I]MJ6MJ1MJ7MJ2MJ8M0hV-K6v#0cV-K6t#1^V-!gh&0M7'XV-%daD6XV-;4~W76XV-!^p&7#XV-;4c}40B>5ik&7'z"
+    "V-!Vk!0zV-!`h!1zV-$ph,$jP.#Xq+2zV-%JF6zV-Q3_mp!,p_#<6m~+(Zl+#qs+K7{g*@,SS4>uyt+7(zW-^71S[(%Z#/jQ7:3vb%+Y"
+    "B>3zq-I3m`%$~h'G7R}E X#1h|E#si/*x!0QW7#vS!!S`A-zg'<3}c$C5zg'b81a[6S58k~E,^z/%_y,`80zZ-#cq%!^#G1]n&:3dP#("
+    "bQ%U94W#(bQ%(ns#,bQ%#z[#<3zx4*Ph'$Qc1]96bQ%>9mi6+bQ%&eQA/}g'$nS$E7bQ%]81aX-$n[,&S^=%av9%_a#$sqF*ff&:3n[$"
+    ")h+U0,Z%,l!7=g#'|,*|Z-$hr#!d!2`R%N0hr#%zk%/hr#&Pe%%~j%,`R%(r`%3`R%$oV#s 585hr#%`a%&s%C2d|(=5~S$7%hf(%_[*"
+    "'}T3*Rb&:3}l%(ik!`79m#,W~!<8Q~9>6D(_u!;7hQ)%e!G5QU3W3_`Y*:3ye%4hr#e22hr#~ 795thr#$W&1hr#$Z&(hr#:3ix;*R-%"
+    "ns1$zj!C2u[6'RY%F9hr#%lw,%RQ%2pb3<1gd$/nj'%Tt$%y)!Vl$0rx0%Ib81w[-=3V#.z[6%ab$&i,D3gh!'Va$7%{/>1yj$0oo&:3"
+    "ZZ$*{/G8m#-h&$`S+%~{5[31{/B9e!G5Uk< l#@1`+O1 dq#e31dq#~ 796tdq#<7yy6H6;D9dq#!x%1nf#=9Pa12rj'=5t6&tf$,R.%"
+    "mo$%x{02Xc#%b])!R.,`p#&d+%o*D9R.%n#O8+_v&!P!0_v&:3rl%(R.=8e9(m#-~}!#D%L#n|C(Yh:$XP$=7TV$I0R.A4f)N3uq#e39"
+    "uq#Z79h`$/uq#+R.$Q`H$H+dm*;2ap9$_!0Yx!$W&H2dm*$Z&X21~<2~]-!t]$&R./qs#%fx#=8YW$,U;Z46`y#Z38xU&>1TN2lKW47m"
+    ".,`R%%QR$&[+C4Rn%'R|#7&q;>3}w#G0tv&:3ek%*q;G5m#-T'C5cL[47n.+S%b60q;A7R*N6|T#_47n.&i$+n.Y6,pU#.n.'{f#$A)n"
+    ".B8_!1q;$;H6n.$}/*q;J7n.)q;0`R%;6hQ$=8f]$,Wt+<1Wg$&Wa7+o.$~f!J0ni'=4=0u~&A3Wj4:3ti%1bu&>3cX!G5xg!(YZ#$RZ"
+    "#5v_!;5Q)G9v_!m 608g[#,bs8A0fQ!D6`T3%ef4!G3`R%$QU$s 609v_!=6n;%cw$+az#;6TW$O6&^T3%t[<'^T3*dx&F3hf%v 807m"
+    "#,l,<1]:>7D*W4B8e!G6aT3A3hf%I3hf%&on2F6Yi'%^g!-v_!%PY+=1Y_)+W4%|y-=2A)zU)B4_!H3k3$wo,1cC$vy')cG,b_-r 613"
+    "v_!C5pt4;6b9!I,v_!%W{$$B1s-U61T~$/rt4;6TQ$%y)z 615P6%IG1Vv1<7R40_i1$R40~0%wR!F5lh's 617m-D9P1%r$7&Tf2%H'"
+    "Tf2,^~!,m_-;8l5*m#-l'%D>9D)P1Y10e!x 619P1)Vy!/q_-$ki+#P#-;%b*C7P1X7,ax+F5P1$R/=7A)P1B9_!H8d0$C/tE$Z&>2dV"
+    "=:3|g%/S/%mw.b26lh';6t5%P(D6uy.&V/&I/V/<9V/G2}|&6V/%r{(!V/+~a!r 622s+,r{(;6uP$O6'}z.%k%J3cq&:3bX=(`R%;8T"
+    "B*m#.p-'jP*:3hT=,T-V30_!-;&S#*`R%%k}%$sd'H0t+$;)bA2d`-<6|b+!t+0m^!$U1%T&{ 624t+>5t+(}*+^>A2g{-,py!Pu8v~#"
+    "$S$U62ipK P* dP$$am&bs4_m&:3bvA'}j'$mc&%fh#&}j'$fp2%gk'-RP!;8gU&D4WT<J1]X):3`^;'~i#$TT',~i#$fR'!=D-jX&@7"
+    "~i#C2VV&%XU*D7~i#$ts!;2s%'~i#'uuG.~i#%XZ&F8~i#F3na-<8Xa!$hi#D6We!D4hi#U3,s$g454P#'P-*Qi#$jk2!Q'1YY!;8](1"
+    "YY!%V2/YY!%|f);,I,ye2$mCL3Sm4<2zd&]63Tm4<6QX4&{l$+bk';6tf)O6&tf)<6H3}b& c'+Qi#<8wi!)m#,x5<3D>5D*XIB6e!a6"
+    "3bm!A3uh!F3Qi#&[t2G8t]%<4jC*]X)$pm2$>^24YY!$xj*%H+YY!$Z2%_!0YY!$}m!H4YY!$Xo!A4YY!C3Qi#<6VU3%Wj4C8j[&T63T"
+    "-.|m%q 295`.2wl5%Vh+_29bk';6_e)%y)[63Pi!<98$I3}I&q^&F8bk';6`*&i,D9}I$e*!I7)gk&!P!0gk&:3so%*{/G7m#,h&<4pm"
+    "#>7D*{/B8e!a64Vi!A4Qi#G4Qi#@4t#-;%P2+Vi!#lU)$>*_b'$A#~@%H+UX!$ak9%_!0UX!$p}!I4UX!$|!)UX!I4Qi#m 643~-2UX!"
+    "<4iK$pb!,Z`)<3[X#%bQ32tk&#tP1%R.,QW!%tn-$o*!gy0*R.$X07&a`)<6H'r]',Yv!D4Qi#%de!)m#-h&%v.>9D)R.Y20e!a64gX!"
+    "*c8G4Qi#%g_-G0ih&<5~<+Xf!$gl0$Pl)F5~<$|W)%H+~<$}T+%_!1~<;9a!/;$j_%B5k%2Qi#W48R.0cZ!$k`)%P(s 648po0$cZ!%}"
+    "^-D0zn('VT!3Tv/%e}4!m.-Qi#Z50[+C1Qh&;6W)!I7)Xv&!P!0Xv&:3QV&*n.G4m#,T'Y52|Js 313n.B2e!b65q;)Qi#G4Qi#V55P#"
+    "-;%q;+kn%$gx)#>^25q;$a`#%H+q;Y59_!1q;$b/0q;$oV#B5q;2Qi#A5q;1Qi#$xf)%Q(D6ix.T83|+%[)C2o.$df!J3bk'=8=G0uv&"
+    "A3]r&I3]P>#wt&K4ut&$zf!(v_!g60#v_!<3jhK0S`M<6ra)F0v_!%o`-$p&+ZY#T3284Un4<3sU+]65Un4r 657t0[26W4$fEO5&bh0"
+    "$[8>5ch0,xx!,x|6v 826m#-l,%]:>6D*W4+S%a65PX#A5Vu!%eiC'a2U74a*G3Qf%$Sl&D7zm-%X:$nZ))qk!e50zr!C9zr!J7zr!#i"
+    "k&!=,zr!B7zr!+[s*$VEF7zr!$Rf&E7zr!=5`b1.zr!%v#/zr!$s%*^q!B3zr!D7pMD7zr!V6,v`C75P#'t*+zr!O7$zr!$wa/&WsG*S"
+    "4#]!!d!,S4%`o($i+D9R,$8L8PX*<3yx)]68tV/;6lp(%s%!Z^L)S4$ln(!I7#S4$[H'lh6D7[HD6zr!_34m#,S4%`V>V34D)S4%ls!$"
+    "e!G6sa' l#)zr!G6zr!$i(_35f~''W'*[H$Sl&$wl&F8zU!$jW#%H+zU!$gc&%_!0zU!$kY#0o{/$Z&X28zU!D6zr!<8i'%|o/+af*T6"
+    "8T-.YU,&w_/$B1V])<6YU/_36f~'<6Wg=<3e!a6;mZ/&Ib50eY/%ZX.F5b}';6gh%&i,D6we!$fb%!I7#{/$xD>8QZ',d=D7zr!$az!*"
+    "m#,h&$fd%%L!D*{/B7e!a69y}$A7zr!G7zr!&a_//we!=8i$+{/#^A$u]#.xx;:2a(&H+XW!$Wy/%_!0XW!$~f#H8XW!$|CA8XW!J7zr"
+    "!%|i%b36b}'<6Vi%%VS#,Pj%%gW/%I!q{L0R|.@3R.,zr!Z93o*D7[e!%ti(7&Pj%$gZ'>6Pj%D7gW!D7zr!_38m#-h&%^<>8D*R.B9e"
+    "!J6Pj%A7c8G7zr!V90P#-;%~<+Pj%#{($>!Ze'+R.$w~/%H+~<#^(&_!1~<$m[71~<#b/B9k%2zr!W96R.0zr!%qx>%ec0,Pj%%kR/%I"
+    "~ 3725zr!%X|.!m.-zr!Z98[+,WR@<6uj(7&lj%&j$J9oe':3YQE*n.G3m#,RZ@%lj%%cL[81vR@B1e!J7lj%A7zr!/{|5%sh#&}sD);"
+    "%q;+lj%$|T&$pU&F9q;$^v%%H+q;$`v%%_!1q;$P00q;$ro#B9q;1zr!X70q;0zr!<7mj%$Q(D7mj%;8j~!%IC3QVC$k^!!'/zr!U81="
+    "$b,-P[$)zr!F7zr!;8f`!&a!G2zf!(Q$O0%zr!#W7`30zr!:7fb%!d!+v_!<7de($p&,xe#%iZ&L0Tu+=3jy/E0Tu+Z70rZ!D3ky/<7l"
+    "f7O0%re#<8w#'t(,|Z$D8zr!H4m#-l,$]:%oV0E9~f@B6e!a70re#A8zr!/xp8%ck8_32v_!b62rR$$~a$;6]^ME1W4;6c}!=3A(W4Y6"
+    "5_!H4gV#$cnL0cC%cuL)}/D5|[%%ok.%ft6-rR$$Y&!I,v_!B3v_!K6oY1<2nw10v_!$Za!%u{!z 662{X#%IF3fS($tj(&SX._71}V#"
+    "7 zS2_32z`!Z64iP#D3z`!%}R$O6%VP)%vU!'ze.D7d7D5|[%$VZ-*m#-l'$_0%[{.E3su#+mT#G6f_1A3zUA!z3.{d'%rT0/rZ0<3c@"
+    "+wo!<3Y:$}:-P1$j~#&H+k^G#P9&_!0P1;4C0P1#[6B3|{%C8P1;7Tj%&wo!C9]i/;7uU%!I,YV,%mv)$B1]i/T71yc,_01QG%}W%$z9"
+    "z 710QG%IG5UYD<4SEG1gY($SE/jr)%Sg7t 393P1<7ly%<4}q.,QZA%po/O1&^o2$Q'>1eH,wd$D8P1_47m#-l'$c4%jj-,Tg7;8Ya,"
+    "%e!x 714QB)P1/Yz8%pS8_33{p!$s|#C8PZ3$~v7$>*`T*$A$_cM=8A(QBY70_!H9eA$Y!0uU!$^n%A7xd%2W|8<6q_9c33{p!%qY8<2"
+    "_v1L7W@N8W@<3W@0Yo>6W@%Vh$!W@,Pr!Z69t;D4Pr!%[r#O6%f})%Xb+=7hm#D7h2D5}l%$fk%*m#/j^#)T)_85q=>6q/-;&Z1+q=#i"
+    "~##>u 306q=#ri#%H*p-;3~a=%_!0p-;4;0p-$rQ(B1k%1p-<7sX&x 401p-<7_X%$q4E7vX&&w;N6w;<6w;$`u(O6+w;&sT4]93p-<7"
+    "R}$%e8,uT4T71r$7%uP$$k`#>7vX&D8ql#D8p-%_j$)m#.p-B9u5/oy%V71P/-;<2t/*oy%$U],;7_{#0^X'$Vp-A7^X'J6oy%%Qb1!f"
+    "80`{!%w#<3qt9K1f8&I)ga#u 61:xq(} 731jv(-p#&fY!#W#,jQ/)T})D6Sy+;8Vm$=7f$1m6A9ae!/|}-n 311[+-;%gJA7{)$bf4$"
+    ">I3Zb'#[-B3Zb'2R|-o 719q4/{)<7QP%$Q/z 719q4%IA5T/J9{)N3i~(-p#&bR!7!{)$c)d21{)>3A(s)1^$N2yQ)-^$%cl8I6^$%]"
+    "~.$l#,a{=$tb&n 732A)[dB${Q!%V%-a`B<2xS2<4ku(,_9$W:'SW1[88o{(.{]G;8T-']a$$pp,'iq),hj#a96J)jl($__$)S)_5:fn"
+    "2$l{*D0`'%`<$n._26m`&%wQ9s 27]_!%^v.>1_!(^k);8X!98]k)_s5|!=6|!9+bb*0^!R+1`!0^$>7`!M2`!:2`!G7`!>8`!M3`!#_"
+    "o)CsXu'$lvH@4ZV#+j)J9qu3=0=G0]WE!g*)t*/cvD#g]#'Tw3-VZ).Wg*$gZ#K2{y2I9e,%ga/'e,G9u'%j;!`U1*_!D3e,H9e(;4rv"
+    ")_s9wZE3_%<3_%0Uo&&Uo!c22j-l 423j-H1veE$f#.y!>1y!M2y!$T.1^O!w!(c7J:}gEb67}gE S!K5~gEb67~gE S!/k.)nq>-SZE"
+    " S!H6e`)%]{794SP>/dQ*R42Z(~ 316(`&*~}*$f(L3R#B8Q#~ s13(Q#*aP$:ubz)%ca>.R#[16S#O2(S#*ya!&bGL0T#%iS0$T# K)"
+    "o!G7hQ!>7yP%)niN$zd!J7|W*#]y#+jq)D9Z_!J0s%(ux$F9nS,D4Y/C4Y/F9SoCD4X/C4X/F9yqED4W/C4W/_99V/!zk,:[hR:2V/R2"
+    "1w8!cY!/P[)(`)_98U/L3P#B8~!gs3'}!H7R/5P%$Q/&P#7(~$H9~.=5v|,-R#$~.%R# K7&T#/`w)O8 ^w)K2^w);7pQ$-ck4$Zq-C2"
+    "_P#%aW/M2WS6!Z#/nR6D3nR6>7Q#'[j%;7at4-Yj%$xm%=2ln4,nR6E7SS@%ye474nR6F7y_0%V'(wW!V21~$(J%^Q%.nR6D3nR6#j^J"
+    "1nR67;a#%W#*rj%;7zQO3wg($|d40wR@#doM!a!,Uj,A3dY(.gg/%}t/4{x-;1tZ$^43zx-%pj$%aV1O4<qf/%]$I9oR6D3oR6;7d%)h"
+    "#3mf/%KC1mZ$D7{$0lf/W3_{).nD>7y!,9&{!*ju4*Si;-Xf4&Pi;#=(Xf4>1X!0vw-$u%`79:#U!(}p!-bP/${~D#_%D2_P/%gY//[x"
+    "-)Sy#J4kP6=4w~&H1qf/%rn9$pi!,s~&%R`!%HJ5qR@%S]9.zw#%R`/%z+,jr!7/Q`/%GI6pR6E3pR6;7Q1)i#3}_/%KC2tw#D7x/J4j"
+    "~&)|z!.oi%&|d9.]h4%Xy!+dt4#sTE$ls@-Z/(x]EC8d^E@6X!H5o.#dt4/RY$$z%*P|#1`i%=4X~&2pj#%s_/%m'E4W~&%7%c[*2j}&"
+    "'e--u{.B0W*,ZS*$X~M#H7(pR6>4e}&-nu(+e-%~Q%(i#3eb/%K-US*Y42c!K4a}&)ct'4dn@/QS*%kT#g39kdn@$w%0dn@$z%B9_n'2"
+    "eZ/>3e-0Pw-$S|&%m'D4||&%d:%{|&+~Y%%ZM5mt)%ZS*_13{v-Z55s*-}h/%}X/O5*pR6>4g{@-me(,g:F6i#3`a/%K,TS*<7o@%lx1"
+    "I5g:)fh%5Wm@/PS*%p[%g41kWm@$w%I9g:#p!)g:2iz0@5g:1cv-<5h:%gh/+h:;7W~)%I,qR*#][!} 320pR6!</pR6Y3_~v$73pR6D"
+    "3pR6$fu!4P]!$ls@2~U/$;/}U/*bO-oc/${-L6Uv-<5e}!F6Tv-Y62R0[52zU/$y(7&jPA%a}#'jPAD1Sc#D1dAF8k#-|h/%q2=8C*b3"
+    "C9S]!H6ou$)ns)/ms)>9{!2mo4,U]!+dr@.ph.+qo4,q{L>2[!1dn4f74ps@<7vb4)c%+fV%;4y`%%_`-+^]!<6['/XV-B9z-2qu-%^w"
+    "$H5vm1$`v$%j)D4Yw$&^5%I1hmEN,wR6L3[t5%]v0.WT+%se/%X--q{1%[k17&Tw$%`o!'Tw$D1uk#+ZV%<7gS!(k#-z}.$pQ!%jY$,|"
+    "P!$u5%c!a47gl#(n>H2cd4=3|!3er4Z74^f/,qt@.nj.,kr4+nj.%hr4'Zt@-R0%^q40rD$Sc1*ig#3`V/%sn+3qn1%`oE%q<c72x.&I"
+    "O33US65x.>9x.,t_!%xqE%i+,rQ!%ae1g74+US6#ajH/US6E3US6<7S_!(k#-d-*sm#M9WV>0W{1%|n%C5u^=/WV>.h+$zn4(m#2vr)<"
+    "4c|4K5[l1&]wE%wa/L6h+>7h+'r*,[s/)yh2,mv!$]y#$rI^78tr)#~k$=slh!C1Su!+sr)$[v4%~c#'r^0({v45a|5&^[K%u]#=7u]$"
+    "+W:+pr)%y{D+he#'l~=.p],#b.$ke#C1VTF%W!.S_0(tP>70]V6$Yi4.S_0%q%*vc#@5^e#C1^c!,mr)$]e01^V67%|!&u,+l[,$y}#L"
+    "2bn,%hm40{W!%|w4/|W!A8uo&-~c/$s_'M4{w4<8^T$.zw4%Zc/&m%O0<Yc/<1u#J6Qw5[3_er);7Ym!)k#3Wc/%K[80dHB7c!0Vc/X3"
+    "_br)/ar)%ux=e80ux=Z75Rw5/ux=,{g4%fh4&A){g4A2_!H2SX!$a{1H2SX!$vw4)g]!,_r)<4`|!%tT!+TX!%]U0/uw4B8Qr#2tw4<4"
+    "]_.`87u}.%nQ!%xd7,f_&%PX/%{dF2l`=$WIG7zc1%`^,%],O9<n^/<2f}.J3{x5[3_Ur)<7aoB(k#3l^/%KD8|y!%fs!%c}!H9jg!)R"
+    "r)/Qr)%kZ<H8pp3%p#,iv4$W|=%VP>.l/'}}=$A)l/B7_!1QW!%yP>0;$t0(QW!2~q)<4iv4K8qc1%[s,%xv0,hv4&]_/$v)1Tp.%}~)"
+    "G7ib1%R^,$e*,{~)%e^/O4'`u4%~_/J8]x5[3_wq);7mT')k#-a&$T-$K,x~)q 761c!`49bW!)tq)/sq)%g}3/u~)%f}3~ 758t~{=$"
+    "S&1~{=$W&A1V|*2qq)n 500t-1e~.$r'%WR#D0pR9&}~.$eS$+[{$@2YM3qV6>5b.,Tf#;5aS'%S+]10wh/&d^/7%d.$up*b03dz5[3_"
+    "mq)%ZI*l#-Q'B4WJD1]P*;7VV#%e!!{lN.f.)q6M6xz=| 105yz=~ 760tyz=$U&1yz=$X&(yz=b3_jq)W50];0hf#=5_[>%_+D5Yh>%"
+    "~*$uh$,YP*;2qb!2iq)(=0bU6 c]!(U%.lf#$bBJ5_P6#pe!)XX4O8#r^!%Wd!I3`j-$xz!G3`j-%gb/$m&D7qV6%~x/M8qV6<8gb/-e"
+    "i8=5tr!%aQ6D8zr.%e07%[V#%VQ4=1[V#C2bw!,eq)v 767l#,h,<1Q:>7D*~3B8e!I5ur%)dq).cq)$gY3!^*/cq)<5po5,SR6%lu3$"
+    "or!*Wv-K1kq!+aq)$hY3-kq!(f[3,kq!B5kq!D5tU3<,D,V!'bS=+]g4$|^,1aZD$be=/kq!F9[c+;7rT#G8p`5[3_^q)%n~+#[b+72|"
+    "!&l*+kq!O5$kq!%w|31hW3<5{%.lq!B5Ve+E5R{3%wR35Ve+<1Um$F5Ve+%QU9%p%#gx;(w3%R^97&Ve+&Xb9J4Tn5[3_Yq)<7vp7)l#"
+    ",w3<3D>5D)w3%Z{>%}v11Ue+)Xq)N6hW30xq/%hW3D7am37ghW3$U&1hW3$X&(hW3[3_Vq)=5|^%%UPE+av4&yt8/Re+%sh=%[.2u`A%"
+    "Re+_15Re+%^i8%v)D5Re+%YgD&I2ad'!l1$j}D.T}-%`S%%f,[57f[I%QR6O0+`iD>5Re+C3X=,Uq)<7ce#)l#,g&%[y$%pd%D5We!&b"
+    "_H(]S9-w/)Tq)/Sq)&x_De57rU3~ 775trU3$U&1rU3$X&(rU3b3_Rq)<5Ue%b15}d+'|`8%di7,Yt3%W[3%`S7K5ru4@5}-,P}-&`b8"
+    "%^}4,od!&ib8O5+PhD>5_e%C3RW!,Qq)v 779l#-g&%r.>9D)}-%yjH%]_21be%)Pq)/~p)'``DM5PV3D7bP>/PV3+}-$pQ5(R[<)xY<"
+    "A2_!I7v<$;0v<%To2(v<2}p)o 548}-0Xr!%]n$&Qs7,|:C7xr7!v[=73Yr!%l~)!i.-Zr!%yb$%X+,m~)<5uh.7&cf%%gt4'df%D3SR"
+    "&,Zr!%YY$)l#-yxIC2VL,l~)=7ivH%ZU71i;)}6/Zr!&r`D/YP2'g$+j.$wc3%T^3.j.'{[3$A)j.B7_!1i;$;0i;%X|2)j%2Zr!A5i;"
+    "1[r!%wf%&Vy7-xy#%x+%X)+j~)$gm'J2yp)>3=0Rf6X3_ya)/wp)%ex,2`]D#af!)|_37%[r!%dYJ1[r!$Rz!G7[r!*rd+D5rd+%icBM"
+    "5rd+<1yr*F5rd+%Tl7&n0-Q[J&Wg77&T|D%HJ8cbD[3_up)v 786l#-h,%T:>6D*P4+R%I5qd+)tp)0mbB%bj6G1c_!%oU!,VQ$,os@."
+    "}]8$rs@%st5+}]8%Wh5$U[50i]/$^P!I4`e#$w]5(lk$,rp)<5gl6a16WQ$%wS1!H-}x7*b_!I1gd&<5pr&`12b_!<1`a#$_,c14TX#%"
+    "IF7hn-$ax#'}x7F6XV#0}x7&u~D/e`!%p&%t~!D2e`!%VU#O1%gm/%P{5>1cS0+]7,op)<7}N)l#-j'$s_!%gQ5E2e`!B0e!`51`[')n"
+    "p)/mp)%Xo3H1TY9&hT!+^o!,So3.y0%qz<=1A)w`3A3_!0y`+<7Yb30y0%Wb3(y0,lp)%^m7&^o!C8ea+%fm7G5mQ*&_^5$B2yi:%mQ*"
+    "_19Qj(<5uo#%pc$,mQ*&sF%I/igL$ax*'zi7F9wD0zbB&hU;.lQ*<5[j!%d=,TfA%eX7O5&lQ*&sk5&ej#C4]c$,jp)=7ij$(l#-j'%`"
+    "RB>8D*uA+gBI5kQ*)hs&0rkB%Wj!H2V{5%Y:+bc!,}VA.]]9%QWA=6A)uAB8_!0pR/$}c!I4cU!$}B)ge'1bj%U51Y~73ap!<2n5$f*,"
+    "S~(&|>&I/|>Z8,yY8O8*|>&jd;G1dq!%of(%k;,n`*=5TZ<7%gP,&~V<&W_%D2ca&,gj%H7l#.u]#(yg%H8`}3>4j/-;%ccB+{o$,n|3"
+    ".k-%i;=6A)g=B8_!0k-%C0k-(tr3'c21k-=6aP53cm2%dw#@8Zj52m;M8m;$`V+&bp)g41)m;<2Y]*_18bm2%{I%{Y3,Y]*'sP77%p~#"
+    "@4ps6G0cdC[3_`p)v 790l#-k-)_p)f59w^Ae35w^AZ76ap@/w^A.[8$C(X^#2]p)=5ok'K2nz!%`P%%[V7,{oA'[8>4[8'e71Pd)O4."
+    "[p)%Uo;%V#,]Y0%dr;$s#,lc$%_~&@3zz<.w)(q$0Wo6%wl00pzA'y+*w),PV40w)%vn3(w)2Xp)<5Uy)c19Vv2<7jm0%yR7K1h4&I)f"
+    "#F1V^8=7~P!7!y(&r|62y('c[7(vV!_92_#$rU$2]#*UQ2,SQ-&br6&j[7B4^7%S~#%qW!-wc3&Vm6B6Xn) ]{!@6]wC#_sJ/V|7$el("
+    ".m-*dy0M0qU4H8^{($</T{70^{(C4qf!)ox&O0'YQJh&strided_ZxO1bT2)A7#iT20I2QxI0IO2.IO3.l#O4.IO5.IO6.f$O7.IO8.I"
+    "O9.I3rQJ1J7/r)O1/s)3xQJ1JO4/JO5/J7/w)O1/x)`18Sa2_54Sa2.{RJ_19~g>x 315{RJ>5jh*1o31u}Ig52#T!0dkH7%W#0Sh>7%"
+    "U#J3Z$O3#T!2VSJg54#T!J5T!O5#T!0StH7%]$0StH7%Z$H8R!7$X$H9R!O6$q*0ZvHg57$S!1v+O8$S!1w+O9$S!1fl2O0$S!1nl27$"
+    "S/1x~HO6%Z10u+O6$u+1z~HO6$v+!YP>7$[aJO5'[aJO5'[aJ,bbI3pm24lt>M6lt>$Z^$>6lt>K6lt>$J^51pm2@4xXN+lt>4Pn);,c"
+    "f>(uj)<7`Q.1tW(;,^o2,qr27([n2Y68~x/)RV.'z^>'}S./}]K94ot'&,I:]q)$rd+(y)]79smH>7sk6)6>6sh#(6W8,ql6B3S$B4qe"
+    "I%b!#y(-Xm+$bW##FC5rjI*j`Jb70t#>6c&J4coIa53coIr 4_6k$V9,x!.lv.A7~]6+jv.&w%#af)J2k$>9k$J6_nI]53_nI'{bGB5}"
+    "$B8}$&ua6!g!.n_=@4Xq#,otB*Z&'nw$s 4_8^x%*ggJ.ycI%h&#q*#bk)-w^I%Qi$$Ua>&_v)*EA8q$&ZdN.Uc9#Sw).Tw=A9j$-dbI"
+    "A8].#iq#!k0*E@1j$#]h%E8U&%Ty##_})W1,kU=*j$<7wb)0xqH%axH'u{%%A%mp3%YxHG3w^H$Wy#%st&0r[@$TB,mp(%VqH&t]8/ga"
+    "1%ppH%|#H4[_I%_!,r%&cb%>1A)UfH%TqH%@D3VfH%^eH&ru<1to)>1Rw#C6dBF7P]4%s=F1`d)_4_h~:C8l#'}d+%wl)C3~42{Z>94]"
+    "f)/H)2#v<'}3G1ge*%wg%-ak;%r`&$u&N6oQ([16vd+%d^%>6]!.fm*S16td+G1z!=2z!3YW+U16td+0kX+>3`!M2`!=2Wp*4Ry0 `!M"
+    "3`!$go*+sQ(%w^$D3td+&P`$7 gZ>b18gZ>V4_g}0H4u~G#qk&J4vW)#o.-ouM$Q!0n8$_Q$,Y,*gZIf69~o+`8]_p*>6X!.S(=9vo+-"
+    "lU)2P%;2P%N2xp+K8Q-@9tp+-oz(#^#4[q+K8d-@9Wq++h[##p!'}7._*C3~7C1nR!L2~s=b52yp(94~[),XmM&yW!G4on(v!4_23S{*"
+    "&cP=2qT+#Ua:g86%T&+rb6*Wp+I7P(=6bo+7$x!H1hT+J8y!$fT+=6qx+7$z!H3cT+&o~HJ7aT+$xf:(b}7 v!+mq7@2uZ!/ogLH6kf!"
+    "+WEG2}$(^V+=4dT).fy*C1QT((]|6!Rn,+`V+;3|X5-l!$V%,`V(@1rQI.aV+%ggNF0QZJ%Td._14hr=94W{;(iw==7m#(QZJ&gy=,QZ"
+    "J@9Xz#B8tn#=2~kN+iw=&SZ*+|}3#Xu,N9[q(^90yPF0^ZK(S%(J%ZwHG2rq(94iW()xd$U6,T%g30Je#&U-^8:_~=!a!1Yq%<6l_*/Y"
+    "|H$;/X|H*~^F-u~<&nt95Uq%%X|HF7X|H$ya$%k%D8PaI(V~H7)Wr(c17Yj=| 4_3RdD'k#-oSG&qSD&C2PdD%c!G0X6'YQ-_4_Sa6%i"
+    "yFM8pzIg78lpzIN7pzID8pzIE4`])%hSI%c8D6SdG%x%/^W+*eQK2bPF=1__6H5SdG%zd.$ei!-be7%gz%%QW12gP8%^v$G7~bGZ5,z,"
+    ",~bG%R#O5+yq(@1by<+xW!-_iJ,`dD/go%%neG'K,_/D2~/0bR!@3gI/_iJ%rv3M7h|IO7ph|IN8h|IE8h|I94[f>0i-%{l*2__%&mp$"
+    "&r/,dW+%xX&%Pu22p^0'k--paGB0[*,V^%%abG!H7)pq(>1ry'C2da!-lgJ%QZ8(k#-bRG&gn6&C*k-B4c!0h_,@4ee>H4ee>&{{IN5{"
+    "{IO8v{{I${n!1{{IE8{{IL4ygJV93t-7!uYG&Pe%,Qs;%^ZG%`j@+xq!>7oL2Rt9>3`.-^ZJ%af3<8yR,,a.&fw%7+mq((xRLC2gl!-f"
+    "hJ%xL(k#-|&B7lID4XRF'oX2$n#0|:@4e`!H3eW*=7|!3PX*Z28i~7&^W*A,ZQJ(]e=+VX*+T;%sx=7 Q^H$Zf#I0V;$U~)(V;3ohJ@9"
+    "V;1^ZJ%W}4&rR&J8P`2&[`:+f`(%nq%O6 iq()VG,ot!@8T%K1iq('e}3^24ue!)]P*O2#R^!$ve(a12y`G%mQ>/y`G)Re%D2XV)%uiE"
+    "M0ZX+&sx9F1y`GB2g0,w~0&jaG7'eU)%u#J3eq(r 4_4]h=&jk6(k#-oVG%_S!=0C)v3%ar8%c5/cU)94q_>'u#6taHN6taHO7vtaHO9"
+    " taHE9taH94oa>*w,A5b^!,n~0%iaGG2k_7$~q#%l+2ql7T07^P30y`G$a)@9_bG0l5'IK5R~&b30R~&#q30P|1%z_'.yQF,gR7E6XTG"
+    "$t.7'VR)%te-J0~}&s 4_4XTG^92k#-t{F%v[K=2C*p0B3c!G2TR)o 4_4]]$/eV7&tYHN5tYHg90t}`*$S&1}`*$W&(}`* u%2XTG<2"
+    "v.3}aG%r'%Rp13hS3'IK5~m&$YdF-~m&4y.%xQ(/eQ1&Wy4%d`*,qQF%^P3g14+{m&@2dg)+p{!Z52qQFG9k#-e-'`S+|!4_52v^*0^P"
+    "(=2~!+tw=.v^*.i+=4g]*'y#2i+>6i+1r_G%[V3D4qy--i+>7i+'r**vd:$ph'$pc#(`eH'Z|=0U|*'[a*/[d# PW!)`eHH8]d#'cW*/"
+    "bz<A0i_&B2|mC%zx)F0bz<'kX*+dd#$vdN7 Td)F3UnC%]k#*cb#A7}c#C3kn!`70hkM$nU1O83}!&T*B7Rr#U32|&0eU!$Ww!I3eU!<"
+    "2</kWG*bHE2rf0=,F2rU+%vZ4^23iWG%]2%th/,hWG%V`6O4+Rd)(`V@C3]i!D5]i!%wP#(k#-gWG%Sy7=8C*sEB9c!`22hQ$@6]i!0m"
+    "x&%g]1N4rVHg97urVHO9 rVHE9rVH>4~sH+xo:%qn(+wmC*dbG+d-B9hc!J2|f8%]_L`91`xF%`z7%~]-+je'%bP!V30a}#/|w*%coGG"
+    "3[VGB1],D9fF%s.g31+vc)(Wl9C3pl!,|tH<3Pu5(k#3t]G%KC9yw!%gr0&X1H3zG@6zG0|tH>3p#4jXHO9ujXH$S&1PZ=$W&(jXH94a"
+    "g>0tu-<4r-3VVG$Qr#%z'D3hP$&s[6$To,2sr#%]k1_83QUGB6g*#ir@)w-&i`G7+pc)>2^u5D3]n%D5w-G2l#3l[G%Ls 101y-+j.`2"
+    "3Zj$@6l_#0ZsH&}WHM1}WHg30u}WH$U&1PZ=$X&(in3L4[sHV39z-1bXG%z|3%^7D9z-%~i:%z)+S{@>9_S!4yU+>9g.-gfH%]i-&V+D"
+    "9jcG%cYGO1+nc)y 242nc)F4{sH%SY2)l#-R'B3_JD1}T<$g[1&e!a24c;)R|%/to!%Rb<0{T<&gP4+}Y=,]Y=.d;,`t'+d;$al,$_!1"
+    "zQH$jo7I5d;=5~t*'v%2{fG(d;1gfH%rw1%~hIK4uuD%IZ10R|L%XT(O9 mc)c18px>o 4_5n2c70mc)K3}oL#ye!)Qr*O3#y^!%Yx!H"
+    "5~jB%dvLF5PkB%SgM%XP;,fq$%gwHM4gq$%Zp7]24hq$&hwM&lc!D2~3%iPKO8+mc)!P!0mc)E4YU*v 309l#,h,&}g4>9D)~3%TW#%P"
+    "_!H5kq$)j]&0YU*&lUHN2lUHO9ulUH$U&1lUH$X&(lUH94YU**np$$e[$%^p(,R_!@5Z^M-mc)){v0!yl47 mT;H1Up7=2c]4%fPKK3w"
+    "5&IK4qR)'gwG^39{30os(&RPH.Pm-&wf4%h-,|m.%|f4O2&z`.%Qd5'{`.C4Ts$C7{R+%~{0*l#-j'%zk.>1D*y0B2e!`25XX$A7_,O7"
+    " zXHM1zXH!kd1)Ss*.zXH,Ss*$fe*=1A)Ss*A3_!`62^0M1hS+$X&A1xd!a78yD%^a.K1Tq7%e}6%|'{ 258Q/M9Q/=4iVH0Uu(6Q/@9"
+    "Q/,ea!%{(&o+,{R!@6{VK7)Uu(y 261Uu(94jR*(td#<3~~C)l#-k-@8zL0Yp)V64]!-;%hr%C1gfH+}~*H4o+=3{~*'z#1o+&al)3qn"
+    "7%bzJ%Q&D2ar&&o+&I)WP',dcJ=6g:'Rx&-c#+fR;3kbO%}*-YqMB6cw&/A&bh#5Uz&'p_JJ7s#@6Vx&[26oi$%y^)V51A(m/C7[dJ-|"
+    "}6&[{I%{T)4reK!I0em(94my(1pg@'Ya&C4~p!H9j.K8[x&$rl!]68^x&'lV-D4_^'I8I)2-_x&_87WV9%yU&J3V^;&q)O7!p}0#V^;*"
+    "`!%bv+>5`!/zf0V74^~05u}0 ]u:3[h0U74pP10wy&@1eR;M2b!>2qu05Ty0 b!M3b!>3Xy0)|q!=3uw(+_u$$^X$J9kx&$_a!(jsK+|"
+    "d!@8|d!F8kw*#Tb!J4gY@#R/,Q!N8mx&$}P5-h,&sy>&h,0sg1&ni*E4zT'%Uq!&h,I5|P'<4|T'G4nT52_%O9 {x&@1|k+3QV'=4QV'"
+    "$rnL^49d#.x!>6x!M2x!%Q.0jr#@9iw!^92]P8C0}8C5jW!F9xc1$mpF&Xy&C5{MF9S{:${U5&Xy&C5nKH9]u0'VsNb46[y&m!145]kj"
+    "+7$Z&H7S^1L8P#B8~!~ s18&~!I6Q^1L7P#$hy&'Q#O7&Q#H8ky&{ 276R#$my&%R#Xd2UT(G9g}#U71dX$0Zz&3vaA_53Zz&f53T](!"
+    "Yd)$oa)";
 
 static const char opara__ptx_epilogue[] =
     "hn.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_unary_f32(\n.1t$m .u64=9_;~ _0,*F"
@@ -23429,7 +23442,7 @@ static const char opara__ptx_reduce[] =
 
 static const opara__kernel_image opara__kernel_images[] = {
     {"cast", opara__ptx_cast, sizeof opara__ptx_cast - 1, 17037},
-    {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 132384},
+    {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 136582},
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"gather", opara__ptx_gather, sizeof opara__ptx_gather - 1, 93194},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
@@ -23443,10 +23456,10 @@ static const opara__kernel_image opara__kernel_images[] = {
 static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_cast", 26, 0},
     {"opara_cast_float", 18, 0},
-    {"opara_strided_copy", 42, 0},
-    {"opara_where", 42, 0},
+    {"opara_strided_copy", 46, 0},
+    {"opara_where", 44, 0},
     {"opara_binary_int", 44, 0},
-    {"opara_binary_f32", 40, 0},
+    {"opara_binary_f32", 44, 0},
     {"opara_math_f32", 31, 0},
     {"opara_conv_transpose2d_f32", 52, 0},
     {"opara_conv2d_f32", 43, 2176},
@@ -24208,17 +24221,76 @@ static opara_result opara__lower_check_value(opara__lower_walk* w, int32_t v, co
     return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
 }
 
-/* Pushes [ndim, dims, strides of each operand] (ndim >= 1: a scalar becomes [1]). */
-static opara_result opara__lower_meta_strided(opara__lower_walk* w, const opara__shape* out, const int64_t* const* strides,
-                                        uint32_t n_ops, int32_t* at) {
+/* An element-wise walk over an output shape with up to 4 operands' element strides. */
+typedef struct opara__lower_walk_shape {
+    int32_t ndim;
+    int64_t dims[OPARA_MAX_DIMS];
+    int64_t st[4][OPARA_MAX_DIMS];
+} opara__lower_walk_shape;
+
+/* The walk over out with n_ops (<= 4) stride sets, collapsed: size-1 dims dropped, and a dim merged into
+   the next inner one where every operand steps through the pair as one (stride = inner stride * inner
+   dim). The row-major order of the elements, hence each one's offsets, is unchanged; ndim >= 1 (a scalar
+   or all-1 shape is [1] with zero strides). */
+static void opara__lower_collapse(const opara__shape* out, const int64_t* const* strides, uint32_t n_ops,
+                                  opara__lower_walk_shape* c) {
+    int64_t dims[OPARA_MAX_DIMS], st[4][OPARA_MAX_DIMS]; /* innermost first */
+    int32_t d, k = 0, j;
+    uint32_t i;
+    for (d = out->ndim - 1; d >= 0; --d) {
+        int merge = k > 0;
+        if (out->dims[d] == 1) continue;
+        for (i = 0; i < n_ops && merge; ++i) merge = strides[i][d] == st[i][k - 1] * dims[k - 1];
+        if (merge) {
+            dims[k - 1] *= out->dims[d];
+            continue;
+        }
+        dims[k] = out->dims[d];
+        for (i = 0; i < n_ops; ++i) st[i][k] = strides[i][d];
+        ++k;
+    }
+    if (k == 0) {
+        dims[0] = 1;
+        for (i = 0; i < n_ops; ++i) st[i][0] = 0;
+        k = 1;
+    }
+    c->ndim = k;
+    for (j = 0; j < k; ++j) {
+        c->dims[j] = dims[k - 1 - j];
+        for (i = 0; i < n_ops; ++i) c->st[i][j] = st[i][k - 1 - j];
+    }
+}
+
+/* Pushes a collapsed walk as [ndim, dims, strides of each operand]. */
+static opara_result opara__lower_meta_walk(opara__lower_walk* w, const opara__lower_walk_shape* c, uint32_t n_ops, int32_t* at) {
     int64_t buf[1 + OPARA_MAX_DIMS * 5];
     uint32_t k = 0, i;
-    int32_t d, nd = out->ndim > 0 ? out->ndim : 1;
-    buf[k++] = nd;
-    for (d = 0; d < nd; ++d) buf[k++] = out->ndim > 0 ? out->dims[d] : 1;
+    int32_t d;
+    buf[k++] = c->ndim;
+    for (d = 0; d < c->ndim; ++d) buf[k++] = c->dims[d];
     for (i = 0; i < n_ops; ++i)
-        for (d = 0; d < nd; ++d) buf[k++] = out->ndim > 0 ? strides[i][d] : 0;
+        for (d = 0; d < c->ndim; ++d) buf[k++] = c->st[i][d];
     return opara__lower_meta_push(w, buf, k, at);
+}
+
+/* Pushes [ndim, dims, strides of each operand] (n_ops <= 4) of the collapsed walk over out. */
+static opara_result opara__lower_meta_strided(opara__lower_walk* w, const opara__shape* out, const int64_t* const* strides,
+                                        uint32_t n_ops, int32_t* at) {
+    opara__lower_walk_shape c;
+    opara__lower_collapse(out, strides, n_ops, &c);
+    return opara__lower_meta_walk(w, &c, n_ops, at);
+}
+
+/* The kernels' register copy of a collapsed walk (elementwise.cu): fast_ndim (0 where the walk has more
+   than 4 dims: the kernel reads meta), dims 1..3 of the 4 right-aligned slots, then 4 strides per operand. */
+static void opara__lower_args_walk(opara__cuda_launch* L, const opara__lower_walk_shape* c, uint32_t n_ops) {
+    int32_t pad = 4 - c->ndim, s;
+    uint32_t i;
+    int fast = c->ndim <= 4;
+    opara__lower_arg_i32(L, fast ? c->ndim : 0);
+    for (s = 1; s < 4; ++s) opara__lower_arg_i32(L, fast && s >= pad ? c->dims[s - pad] : 1);
+    for (i = 0; i < n_ops; ++i)
+        for (s = 0; s < 4; ++s) opara__lower_arg_i32(L, fast && s >= pad ? c->st[i][s - pad] : 0);
 }
 
 /* ---- element-wise ---------------------------------------------------------------------------- */
@@ -24299,6 +24371,7 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     const int64_t* st[2];
     opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
     opara__cuda_launch* L;
+    opara__lower_walk_shape c;
     int32_t meta;
     opara_result r;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
@@ -24308,7 +24381,8 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     if (w->dtypes[opara__lower_in(w, 0)] != t || w->dtypes[opara__lower_in(w, 1)] != t) /* e.g. Pow(float, int64) */
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "inputs of different data types");
     if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
-    if ((r = opara__lower_meta_strided(w, y, st, 2, &meta)) != OPARA_OK) return r;
+    opara__lower_collapse(y, st, 2, &c);
+    if ((r = opara__lower_meta_walk(w, &c, 2, &meta)) != OPARA_OK) return r;
     if (!(L = opara__lower_launch(w, t == OPARA_DTYPE_F32 ? OPARA__CUK_BINARY_F32 : OPARA__CUK_BINARY_INT)))
         return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
@@ -24318,6 +24392,7 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     opara__lower_arg_i32(L, op);
     if (t != OPARA_DTYPE_F32) opara__lower_arg_i32(L, t == OPARA_DTYPE_I64);
     opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    if (t == OPARA_DTYPE_F32) opara__lower_args_walk(L, &c, 2);
     opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
@@ -24468,14 +24543,33 @@ static opara_result opara__lower_cast(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
+/* Copies runs of 1-, 2- or 4-byte elements as units of up to 8 bytes: where the innermost dim is
+   contiguous on both sides and the run, the outer strides and both offsets are multiples of the factor.
+   Returns the unit size; the walk, count and offsets are rescaled to units. */
+static int64_t opara__lower_copy_widen(opara__lower_walk_shape* c, int64_t es, int64_t* count, int64_t* src_off, int64_t* dst_off) {
+    int64_t k;
+    int32_t last = c->ndim - 1, d;
+    if (c->st[0][last] != 1 || c->st[1][last] != 1) return es;
+    for (k = 8 / es; k > 1; k /= 2) {
+        int ok = c->dims[last] % k == 0 && *src_off % k == 0 && *dst_off % k == 0;
+        for (d = 0; d < last && ok; ++d) ok = c->st[0][d] % k == 0 && c->st[1][d] % k == 0;
+        if (ok) break;
+    }
+    if (k <= 1) return es;
+    c->dims[last] /= k;
+    for (d = 0; d < last; ++d) c->st[0][d] /= k, c->st[1][d] /= k;
+    *count /= k, *src_off /= k, *dst_off /= k;
+    return es * k;
+}
+
 /* A strided copy of `dims` elements from value src (element offset src_off, strides ss) into
-   value dst (offset dst_off, strides ds). Element sizes of 8 bytes copy as two 4-byte halves
-   only through elem_size 8, which the kernel supports directly. */
+   value dst (offset dst_off, strides ds), on the collapsed walk, in units as wide as it allows. */
 static opara_result opara__lower_push_copy(opara__lower_walk* w, int32_t src, int32_t dst, const opara__shape* dims, const int64_t* ss,
                                      const int64_t* ds, int64_t src_off, int64_t dst_off) {
     const int64_t* st[2];
-    int64_t count = opara__lower_numel(dims);
+    int64_t count = opara__lower_numel(dims), unit;
     opara__cuda_launch* L;
+    opara__lower_walk_shape c;
     int32_t meta;
     opara_result r;
     if (count == 0) return OPARA_OK;
@@ -24483,15 +24577,18 @@ static opara_result opara__lower_push_copy(opara__lower_walk* w, int32_t src, in
     if ((r = opara__lower_check_value(w, src, "opara_strided_copy")) != OPARA_OK ||
         (r = opara__lower_check_value(w, dst, "opara_strided_copy")) != OPARA_OK)
         return r;
-    if ((r = opara__lower_meta_strided(w, dims, st, 2, &meta)) != OPARA_OK) return r;
+    opara__lower_collapse(dims, st, 2, &c);
+    unit = opara__lower_copy_widen(&c, (int64_t)opara__lower_dsize(w->dtypes[dst]), &count, &src_off, &dst_off);
+    if ((r = opara__lower_meta_walk(w, &c, 2, &meta)) != OPARA_OK) return r;
     if (!(L = opara__lower_launch(w, OPARA__CUK_STRIDED_COPY))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, src);
     opara__lower_arg_tensor(L, dst);
     opara__lower_arg_i32(L, count);
-    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(w->dtypes[dst]));
+    opara__lower_arg_i32(L, unit);
     opara__lower_arg_i64(L, src_off);
     opara__lower_arg_i64(L, dst_off);
     opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    opara__lower_args_walk(L, &c, 2);
     opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }

@@ -462,7 +462,9 @@ OT_TEST(binary_broadcast_matches_numpy_rules) {
     bcast(4, od, 2, bd, meta + 9);
     for (i = 0; i < 8; ++i) a[i] = fabsf(a[i]) + 0.1f; /* Pow of a positive base */
     for (op = OPARA__CUDA_BIN_ADD; op <= OPARA__CUDA_BIN_POW; ++op) {
-        void* p[] = KX_ARGS(&pa, &pb, &y, &n, &op, &pm);
+        int meta_path = 0, one = 1, zero = 0; /* fast_ndim 0: the walk from meta (the 4-dim walk below) */
+        void* p[] = KX_ARGS(&pa, &pb, &y, &n, &op, &pm, &meta_path, &one, &one, &one, &zero, &zero, &zero, &zero,
+                            &zero, &zero, &zero, &zero);
         REQUIRE(kx_run("opara_binary_f32", 2, 1, 1, 32, 1, 1, p) == 0);
         for (i = 0; i < n; ++i) {
             int i0 = i / 60, i2 = (i / 5) % 4, i3 = i % 5; /* a is [2,1,4,1], b is [4,5] */
@@ -694,7 +696,9 @@ OT_TEST(strided_copy_transposes_slices_and_concats) {
     const unsigned char* px = (const unsigned char*)x;
     unsigned char* py = (unsigned char*)y;
     const int* pm = meta;
-    void* p[] = KX_ARGS(&px, &py, &n, &es, &so, &dof, &pm);
+    int meta_path = 0, one = 1, zero = 0; /* fast_ndim 0: the walk from meta */
+    void* p[] = KX_ARGS(&px, &py, &n, &es, &so, &dof, &pm, &meta_path, &one, &one, &one, &zero, &zero, &zero, &zero,
+                        &zero, &zero, &zero, &zero);
     for (i = 0; i < 24; ++i) x[i] = (float)i;
     REQUIRE(kx_run("opara_strided_copy", 1, 1, 1, 16, 1, 1, p) == 0);
     for (i = 0; i < 4; ++i)
@@ -722,6 +726,49 @@ OT_TEST(strided_copy_transposes_slices_and_concats) {
             for (j = 0; j < 5; ++j)
                 for (k = 0; k < 4; ++k)
                     CHECK_NEAR(j >= 1 && j < 4 ? x[i * 12 + (j - 1) * 4 + k] : -1.0, big[(i * 5 + j) * 4 + k], 0);
+    }
+}
+
+/* opara_binary_f32's walk in arguments: [2,3,4,5] against a [1,3,1,5] operand, as 4, 3 (the outer two
+   merged), 2 and 1 dims over the same elements where those describe them. */
+OT_TEST(binary_walk_in_arguments_matches_the_reference) {
+    float *a = rnd_vec(120), *b = rnd_vec(15), *y = zeros(120);
+    const float *pa = a, *pb = b;
+    int meta[1] = {0}, n = 120, op = OPARA__CUDA_BIN_MUL, i, fast = 4, d1 = 3, d2 = 4, d3 = 5;
+    int as0 = 60, as1 = 20, as2 = 5, as3 = 1, bs0 = 0, bs1 = 5, bs2 = 0, bs3 = 1;
+    const int* pm = meta;
+    void* p[] = KX_ARGS(&pa, &pb, &y, &n, &op, &pm, &fast, &d1, &d2, &d3, &as0, &as1, &as2, &as3, &bs0, &bs1, &bs2, &bs3);
+    REQUIRE(kx_run("opara_binary_f32", 2, 1, 1, 32, 1, 1, p) == 0);
+    for (i = 0; i < n; ++i) CHECK_EQ(a[i] * b[(i / 20) % 3 * 5 + i % 5], y[i]);
+    /* the bias case: [24, 5] against [5] in 2 dims; then a scalar in 1 dim */
+    fast = 2, d1 = d2 = 1, d3 = 5, as0 = as1 = bs0 = bs1 = 0, d2 = 24, as2 = 5, as3 = 1, bs2 = 0, bs3 = 1;
+    op = OPARA__CUDA_BIN_SUB;
+    REQUIRE(kx_run("opara_binary_f32", 1, 1, 1, 64, 1, 1, p) == 0);
+    for (i = 0; i < n; ++i) CHECK_EQ(a[i] - b[i % 5], y[i]);
+    fast = 1, d2 = 1, d3 = 120, as2 = 0, bs3 = 0, op = OPARA__CUDA_BIN_DIV;
+    REQUIRE(kx_run("opara_binary_f32", 1, 1, 1, 64, 1, 1, p) == 0);
+    for (i = 0; i < n; ++i) CHECK_EQ(a[i] / b[0], y[i]);
+    free(a), free(b), free(y);
+}
+
+/* opara_strided_copy in 8-byte units: a transpose [2,3,4] -> [3,2,4] of floats as [3,2,2] units, from
+   aligned and from 4-byte-aligned addresses (the kernel then copies bytes). */
+OT_TEST(strided_copy_of_wide_units_matches_the_reference) {
+    float x[26], y[26];
+    int meta[1] = {0}, n = 12, es = 8, fast = 3, d1 = 3, d2 = 2, d3 = 2, i, j, k, shift;
+    int s0 = 0, s1 = 2, s2 = 6, s3 = 1, t0 = 0, t1 = 4, t2 = 2, t3 = 1;
+    long long so = 0, dof = 0;
+    const int* pm = meta;
+    for (shift = 0; shift < 2; ++shift) {
+        const unsigned char* px = (const unsigned char*)(x + shift);
+        unsigned char* py = (unsigned char*)(y + shift);
+        void* p[] = KX_ARGS(&px, &py, &n, &es, &so, &dof, &pm, &fast, &d1, &d2, &d3, &s0, &s1, &s2, &s3, &t0, &t1,
+                            &t2, &t3);
+        for (i = 0; i < 26; ++i) x[i] = (float)i, y[i] = -1;
+        REQUIRE(kx_run("opara_strided_copy", 1, 1, 1, 16, 1, 1, p) == 0);
+        for (i = 0; i < 3; ++i)
+            for (j = 0; j < 2; ++j)
+                for (k = 0; k < 4; ++k) CHECK_EQ(x[shift + j * 12 + i * 4 + k], y[shift + (i * 2 + j) * 4 + k]);
     }
 }
 
@@ -1342,6 +1389,8 @@ static const opara_test_case tests[] = {
     OT_CASE(logic_binary_kernel_matches_a_reference), OT_CASE(logic_unary_kernel_matches_a_reference),
     OT_CASE(variadic_step_kernel_matches_a_reference),
     OT_CASE(strided_copy_transposes_slices_and_concats),
+    OT_CASE(binary_walk_in_arguments_matches_the_reference),
+    OT_CASE(strided_copy_of_wide_units_matches_the_reference),
     OT_CASE(pooling_max_and_average_with_padding),
     OT_CASE(softmax_over_any_axis),
     OT_CASE(layer_norm_matches_definition),

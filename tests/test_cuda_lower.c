@@ -541,6 +541,99 @@ OT_TEST(conv_transpose_pads_from_output_shape_follow_onnx) {
     lg_free(&l);
 }
 
+/* ---- the element-wise walks of the measured shapes (src/cuda/kernels/elementwise.cu's arguments) ---- */
+
+/* The launch's 32-bit argument a. */
+static int32_t arg_i32(const opara__cuda_launch* L, uint32_t a) { return a < L->n_args ? (int32_t)(uint32_t)L->args[a].raw : -999; }
+
+/* One binary node x + x2 (rank 4, a rank 0 for a dim given as 0 is left out); checks opara_binary_f32's
+   fast_ndim, d1..d3 and both operands' 4 strides (arguments 6..17) and that meta holds the same walk. */
+static void check_binary_walk(opara_test* T, const int64_t* xd, const int64_t* bd, int32_t b_rank, const int32_t* want) {
+    lgraph l;
+    int32_t ins[2], y, a;
+    opara__cuda_launch* L;
+    opara__cuda_lowering low;
+    lg_begin(&l);
+    ins[0] = lg_input(&l, "x", 4, xd[0], xd[1], xd[2], xd[3]);
+    ins[1] = lg_input(&l, "b", b_rank, bd[4 - b_rank], b_rank > 2 ? bd[5 - b_rank] : 0, b_rank > 1 ? bd[2] : 0, bd[3]);
+    y = lg_value(&l, "y", -1, 0, 0, 0, 0);
+    opara__graph_add_node(&l.g, OPARA__OP_ADD, "add", 2, ins, 1, &y);
+    opara__graph_add_output(&l.g, y);
+    REQUIRE(lg_finish(&l) && lg_lower(&l, 0, NULL, 0, &low) == OPARA_OK);
+    REQUIRE(low.n_launches == 1);
+    L = &low.launches[0];
+    for (a = 0; a < 12; ++a) CHECK_EQ(want[a], arg_i32(L, 6 + (uint32_t)a));
+    CHECK_EQ(want[0], low.meta[L->args[5].ref]);
+    opara__cuda_lowering_free(l.rt, &low);
+    lg_free(&l);
+}
+
+OT_TEST(binary_walks_of_the_measured_shapes_take_the_fast_paths) {
+    /* BERT's bias [768] on [8,128,768] (as [1,8,128,768]): 2 dims, one division */
+    static const int64_t bert[4] = {1, 8, 128, 768}, bias[4] = {0, 0, 0, 768};
+    static const int32_t bert_want[12] = {2, 1, 1024, 768, 0, 0, 768, 1, 0, 0, 0, 1};
+    /* the attention mask [8,1,1,128] on [8,12,128,128]: [8, 1536, 128] */
+    static const int64_t att[4] = {8, 12, 128, 128}, mask[4] = {8, 1, 1, 128};
+    static const int32_t att_want[12] = {3, 8, 1536, 128, 0, 196608, 128, 1, 0, 128, 0, 1};
+    /* a per-channel [1,64,1,1] on [8,64,55,55]: [8, 64, 3025] */
+    static const int64_t img[4] = {8, 64, 55, 55}, chan[4] = {1, 64, 1, 1};
+    static const int32_t chan_want[12] = {3, 8, 64, 3025, 0, 193600, 3025, 1, 0, 0, 1, 0};
+    /* ResNet's residual: both dense, one dim, no division */
+    static const int64_t res[4] = {8, 256, 56, 56};
+    static const int32_t res_want[12] = {1, 1, 1, 6422528, 0, 0, 0, 1, 0, 0, 0, 1};
+    check_binary_walk(T, bert, bias, 1, bert_want);
+    check_binary_walk(T, att, mask, 4, att_want);
+    check_binary_walk(T, img, chan, 4, chan_want);
+    check_binary_walk(T, res, res, 4, res_want);
+}
+
+/* opara_strided_copy's arguments 2..18 of launch k (count, unit bytes, offsets, meta, walk). */
+static void check_copy_walk(opara_test* T, const opara__cuda_lowering* low, uint32_t k, int32_t count, int32_t unit,
+                            int64_t dst_off, const int32_t* walk) {
+    const opara__cuda_launch* L = &low->launches[k];
+    int32_t a;
+    REQUIRE(k < low->n_launches && L->n_args == 19);
+    CHECK_EQ(count, arg_i32(L, 2));
+    CHECK_EQ(unit, arg_i32(L, 3));
+    CHECK_EQ(dst_off, (int64_t)L->args[5].raw);
+    for (a = 0; a < 12; ++a) CHECK_EQ(walk[a], arg_i32(L, 7 + (uint32_t)a));
+}
+
+OT_TEST(copy_walks_of_the_measured_shapes_take_the_fast_paths) {
+    /* BERT's head split: Transpose [8,128,12,64] -> [8,12,128,64], runs of 64 floats as 32 8-byte units */
+    static const int32_t heads[12] = {4, 12, 128, 32, 49152, 32, 384, 1, 49152, 4096, 32, 1};
+    /* SqueezeNet's Concat of two [8,64,55,55] along channels: [8, 193600] in 8-byte units of 96800 */
+    static const int32_t fire[12] = {2, 1, 8, 96800, 0, 0, 96800, 1, 0, 0, 193600, 1};
+    static const int64_t perm[4] = {0, 2, 1, 3};
+    lgraph l;
+    int32_t x, ins[2], y, n;
+    opara__cuda_lowering low;
+    lg_begin(&l);
+    x = lg_input(&l, "x", 4, 8, 128, 12, 64);
+    y = lg_value(&l, "y", -1, 0, 0, 0, 0);
+    n = opara__graph_add_node(&l.g, OPARA__OP_TRANSPOSE, "heads", 1, &x, 1, &y);
+    opara__node_set_ints(&l.g, n, "perm", perm, 4);
+    opara__graph_add_output(&l.g, y);
+    REQUIRE(lg_finish(&l) && lg_lower(&l, 0, NULL, 0, &low) == OPARA_OK);
+    check_copy_walk(T, &low, 0, 393216, 8, 0, heads);
+    opara__cuda_lowering_free(l.rt, &low);
+    lg_free(&l);
+
+    lg_begin(&l);
+    ins[0] = lg_input(&l, "a", 4, 8, 64, 55, 55);
+    ins[1] = lg_input(&l, "b", 4, 8, 64, 55, 55);
+    y = lg_value(&l, "y", -1, 0, 0, 0, 0);
+    n = opara__graph_add_node(&l.g, OPARA__OP_CONCAT, "fire", 2, ins, 1, &y);
+    opara__node_set_int(&l.g, n, "axis", 1);
+    opara__graph_add_output(&l.g, y);
+    REQUIRE(lg_finish(&l) && lg_lower(&l, 0, NULL, 0, &low) == OPARA_OK);
+    REQUIRE(low.n_launches == 2);
+    check_copy_walk(T, &low, 0, 774400, 8, 0, fire);
+    check_copy_walk(T, &low, 1, 774400, 8, 96800, fire);
+    opara__cuda_lowering_free(l.rt, &low);
+    lg_free(&l);
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(elementwise_limit_is_what_a_grid_stride_loop_can_index),
     OT_CASE(a_kernel_input_beyond_the_limit_is_refused_by_name),
@@ -550,6 +643,8 @@ static const opara_test_case tests[] = {
     OT_CASE(a_convolution_cudnn_refuses_runs_on_our_kernel),
     OT_CASE(reduce_mean_without_axes_follows_noop_with_empty_axes),
     OT_CASE(conv_transpose_pads_from_output_shape_follow_onnx),
+    OT_CASE(binary_walks_of_the_measured_shapes_take_the_fast_paths),
+    OT_CASE(copy_walks_of_the_measured_shapes_take_the_fast_paths),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

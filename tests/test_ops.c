@@ -30,7 +30,7 @@ typedef struct case_input {
     const char* name;
     opara_dtype dtype;
     int32_t rank;
-    int64_t dims[4];
+    int64_t dims[5]; /* up to 5 dims (the CUDA walk cases) */
     double lo, hi; /* uniform random values in [lo, hi] (integers: rounded; bool: 0/1) */
     int specials;  /* f32: every 7th value one of SPECIALS instead */
 } case_input;
@@ -1369,6 +1369,144 @@ static void check_case(opara_test* T, opara_runtime* rt, const char* op, case_fn
     opara_model_destroy(m);
 }
 
+/* ---- the CUDA element-wise fast paths (src/cuda/opara_cuda_lower.c collapses shapes; binary_f32 and
+   strided_copy take up to 4 dims in arguments, copies move 8-byte units where runs allow): shapes that
+   take each path and shapes that just miss it, compared bit for bit with the CPU ---------------------- */
+
+typedef struct walk_shape {
+    int32_t rank;
+    int64_t dims[5];
+} walk_shape;
+
+/* Binary operand pairs: x op x2. */
+static const struct { walk_shape x, x2; } WALK_BINARY[] = {
+    {{3, {3, 5, 7}}, {3, {3, 5, 7}}},            /* dense, odd n: one dim */
+    {{3, {2, 4, 8}}, {3, {2, 4, 8}}},            /* dense, n % 4 == 0 */
+    {{2, {4, 6}}, {0, {0}}},                     /* a 0-d scalar */
+    {{1, {1}}, {2, {5, 7}}},                     /* a scalar-like first operand */
+    {{3, {2, 3, 8}}, {1, {8}}},                  /* a bias along the innermost dim */
+    {{3, {2, 3, 7}}, {1, {7}}},                  /* the same, odd */
+    {{4, {2, 3, 4, 5}}, {4, {1, 3, 1, 1}}},      /* per channel */
+    {{4, {2, 3, 4, 5}}, {3, {3, 1, 1}}},         /* per channel, lower rank */
+    {{4, {2, 3, 4, 4}}, {4, {2, 1, 1, 4}}},      /* an attention mask */
+    {{3, {2, 3, 4}}, {3, {2, 1, 4}}},            /* broadcast along the middle dim */
+    {{3, {3, 1, 5}}, {3, {1, 4, 1}}},            /* both operands broadcast */
+    {{4, {1, 6, 1, 5}}, {3, {6, 1, 1}}},         /* size-1 dims */
+    {{5, {2, 3, 2, 3, 2}}, {5, {2, 1, 2, 1, 2}}}, /* 5 dims after collapsing: the meta path */
+    {{5, {2, 1, 3, 1, 2}}, {5, {1, 2, 1, 2, 1}}}, /* alternating broadcasts: 4 dims */
+};
+
+static void case_walk_binary(op_case* c) {
+    static const char* const ops[4] = {"Add", "Sub", "Mul", "Div"};
+    const walk_shape *x = &WALK_BINARY[c->v].x, *x2 = &WALK_BINARY[c->v].x2;
+    c->op = ops[c->v % 4];
+    input(c, "x", OPARA_DTYPE_F32, x->rank, x->dims, -2, 2);
+    input(c, "x2", OPARA_DTYPE_F32, x2->rank, x2->dims, 0.5, 2);
+    node(c, IN_XY, 1, 0, NULL);
+    c->atol = c->rtol = 0;
+}
+
+/* Two binary nodes in a chain, the second's output free to reuse its input's block (in place). */
+static void case_walk_chain(op_case* c) {
+    static const int64_t xd[3] = {2, 3, 8}, bd[1] = {8};
+    static const char* const first[] = {"x", "x2", NULL}, *const second[] = {"t", "x2", NULL};
+    static const char* const t[1] = {"t"}, *const y[1] = {"y"};
+    input(c, "x", OPARA_DTYPE_F32, 3, xd, -2, 2);
+    input(c, "x2", OPARA_DTYPE_F32, 1, bd, -2, 2);
+    opara_builder_add_node(c->b, "Add", "first", 2, first, 1, t, 0, NULL);
+    opara_builder_add_node(c->b, "Mul", "second", 2, second, 1, y, 0, NULL);
+    opara_builder_add_output(c->b, "y");
+    c->atol = c->rtol = 0;
+}
+
+/* Transposes: x's shape and dtype, the permutation. */
+static const struct { walk_shape x; opara_dtype dt; int64_t perm[5]; } WALK_TRANSPOSE[] = {
+    {{4, {2, 4, 3, 6}}, OPARA_DTYPE_F32, {0, 2, 1, 3}},    /* attention heads: runs of 6, 8-byte units */
+    {{4, {2, 4, 3, 5}}, OPARA_DTYPE_F32, {0, 2, 1, 3}},    /* runs of 5: 4-byte elements */
+    {{4, {2, 4, 3, 6}}, OPARA_DTYPE_F32, {0, 2, 3, 1}},    /* the innermost dim not contiguous */
+    {{5, {2, 3, 2, 3, 2}}, OPARA_DTYPE_F32, {4, 3, 2, 1, 0}}, /* 5 dims: the meta path */
+    {{3, {2, 3, 16}}, OPARA_DTYPE_U8, {1, 0, 2}},          /* bytes in 8-byte units */
+    {{3, {2, 3, 6}}, OPARA_DTYPE_U8, {1, 0, 2}},           /* bytes in 2-byte units */
+    {{3, {2, 3, 3}}, OPARA_DTYPE_I64, {1, 0, 2}},          /* 8-byte elements */
+    {{4, {1, 3, 1, 4}}, OPARA_DTYPE_F32, {2, 1, 0, 3}},    /* only size-1 dims move: one dim */
+};
+
+static void case_walk_transpose(op_case* c) {
+    opara_attr a[1];
+    const walk_shape* x = &WALK_TRANSPOSE[c->v].x;
+    c->op = "Transpose";
+    input(c, "x", WALK_TRANSPOSE[c->v].dt, x->rank, x->dims, -100, 100);
+    a[0] = attr_ints("perm", WALK_TRANSPOSE[c->v].perm, x->rank);
+    node(c, IN_X, 1, 1, a);
+    c->atol = c->rtol = 0;
+}
+
+/* Concats along axis 1 of two parts: channels of even and odd image sizes, 4-byte and 1-byte elements. */
+static const struct { walk_shape x, x2; opara_dtype dt; } WALK_CONCAT[] = {
+    {{4, {2, 2, 4, 4}}, {4, {2, 4, 4, 4}}, OPARA_DTYPE_F32}, /* outer x contiguous run, 8-byte units */
+    {{4, {2, 3, 5, 5}}, {4, {2, 2, 5, 5}}, OPARA_DTYPE_F32}, /* odd runs and offsets */
+    {{3, {3, 2, 4}}, {3, {3, 6, 4}}, OPARA_DTYPE_U8},
+    {{2, {3, 1}}, {2, {3, 2}}, OPARA_DTYPE_I64},
+};
+
+static void case_walk_concat(op_case* c) {
+    opara_attr a[1];
+    c->op = "Concat";
+    input(c, "x", WALK_CONCAT[c->v].dt, WALK_CONCAT[c->v].x.rank, WALK_CONCAT[c->v].x.dims, -100, 100);
+    input(c, "x2", WALK_CONCAT[c->v].dt, WALK_CONCAT[c->v].x2.rank, WALK_CONCAT[c->v].x2.dims, -100, 100);
+    a[0] = attr_int("axis", 1);
+    node(c, IN_XY, 1, 1, a);
+    c->atol = c->rtol = 0;
+}
+
+/* Slices of [2, 4, 8] (the innermost run and offsets even or odd), Splits and Expands. */
+static void case_walk_slice_split_expand(op_case* c) {
+    static const int64_t x[3] = {2, 4, 8}, starts[2][2] = {{1, 2}, {1, 3}}, ends[2][2] = {{3, 6}, {3, 6}};
+    static const int64_t axes[2] = {1, 2}, split[2] = {2, 6}, small[3] = {1, 4, 1}, shape[3] = {3, 4, 6};
+    opara_attr a[3];
+    if (c->v < 2) {
+        c->op = "Slice";
+        a[0] = attr_ints("starts", starts[c->v], 2);
+        a[1] = attr_ints("ends", ends[c->v], 2);
+        a[2] = attr_ints("axes", axes, 2);
+        input_f32(c, "x", 3, x);
+        node(c, IN_X, 1, 3, a);
+    } else if (c->v == 2) {
+        c->op = "Split";
+        a[0] = attr_int("axis", 2);
+        a[1] = attr_ints("split", split, 2);
+        input_f32(c, "x", 3, x);
+        node(c, IN_X, 2, 2, a);
+    } else {
+        c->op = "Expand";
+        a[0] = attr_ints("shape", shape, 3);
+        input_f32(c, "x", 3, small);
+        node(c, IN_X, 1, 1, a);
+    }
+    c->atol = c->rtol = 0;
+}
+
+OT_TEST(cuda_elementwise_fast_paths_agree_with_the_cpu_bit_for_bit) {
+    static const struct { case_fn build; int n; } walks[] = {
+        {case_walk_binary, (int)(sizeof WALK_BINARY / sizeof WALK_BINARY[0])},
+        {case_walk_chain, 1},
+        {case_walk_transpose, (int)(sizeof WALK_TRANSPOSE / sizeof WALK_TRANSPOSE[0])},
+        {case_walk_concat, (int)(sizeof WALK_CONCAT / sizeof WALK_CONCAT[0])},
+        {case_walk_slice_split_expand, 4},
+    };
+    opara_runtime* rt;
+    char why[256];
+    size_t i, k;
+    int v;
+    for (k = 0; k < sizeof backends / sizeof backends[0]; ++k)
+        if (backends[k].backend == OPARA_BACKEND_CUDA) break;
+    if (k == sizeof backends / sizeof backends[0] || !backends[k].usable(why, sizeof why)) SKIP("the CUDA backend cannot run here");
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    for (i = 0; i < sizeof walks / sizeof walks[0]; ++i)
+        for (v = 0; v < walks[i].n; ++v) check_case(T, rt, "walk", walks[i].build, v, k);
+    opara_runtime_destroy(rt);
+}
+
 /* ---- tests -------------------------------------------------------------------------------------- */
 
 OT_TEST(every_op_has_a_case) {
@@ -1409,6 +1547,7 @@ OT_TEST(every_op_agrees_with_the_cpu_on_every_backend) {
 static const opara_test_case tests[] = {
     OT_CASE(every_op_has_a_case),
     OT_CASE(every_op_agrees_with_the_cpu_on_every_backend),
+    OT_CASE(cuda_elementwise_fast_paths_agree_with_the_cpu_bit_for_bit),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

@@ -182,17 +182,76 @@ static opara_result opara__lower_check_value(opara__lower_walk* w, int32_t v, co
     return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, what);
 }
 
-/* Pushes [ndim, dims, strides of each operand] (ndim >= 1: a scalar becomes [1]). */
-static opara_result opara__lower_meta_strided(opara__lower_walk* w, const opara__shape* out, const int64_t* const* strides,
-                                        uint32_t n_ops, int32_t* at) {
+/* An element-wise walk over an output shape with up to 4 operands' element strides. */
+typedef struct opara__lower_walk_shape {
+    int32_t ndim;
+    int64_t dims[OPARA_MAX_DIMS];
+    int64_t st[4][OPARA_MAX_DIMS];
+} opara__lower_walk_shape;
+
+/* The walk over out with n_ops (<= 4) stride sets, collapsed: size-1 dims dropped, and a dim merged into
+   the next inner one where every operand steps through the pair as one (stride = inner stride * inner
+   dim). The row-major order of the elements, hence each one's offsets, is unchanged; ndim >= 1 (a scalar
+   or all-1 shape is [1] with zero strides). */
+static void opara__lower_collapse(const opara__shape* out, const int64_t* const* strides, uint32_t n_ops,
+                                  opara__lower_walk_shape* c) {
+    int64_t dims[OPARA_MAX_DIMS], st[4][OPARA_MAX_DIMS]; /* innermost first */
+    int32_t d, k = 0, j;
+    uint32_t i;
+    for (d = out->ndim - 1; d >= 0; --d) {
+        int merge = k > 0;
+        if (out->dims[d] == 1) continue;
+        for (i = 0; i < n_ops && merge; ++i) merge = strides[i][d] == st[i][k - 1] * dims[k - 1];
+        if (merge) {
+            dims[k - 1] *= out->dims[d];
+            continue;
+        }
+        dims[k] = out->dims[d];
+        for (i = 0; i < n_ops; ++i) st[i][k] = strides[i][d];
+        ++k;
+    }
+    if (k == 0) {
+        dims[0] = 1;
+        for (i = 0; i < n_ops; ++i) st[i][0] = 0;
+        k = 1;
+    }
+    c->ndim = k;
+    for (j = 0; j < k; ++j) {
+        c->dims[j] = dims[k - 1 - j];
+        for (i = 0; i < n_ops; ++i) c->st[i][j] = st[i][k - 1 - j];
+    }
+}
+
+/* Pushes a collapsed walk as [ndim, dims, strides of each operand]. */
+static opara_result opara__lower_meta_walk(opara__lower_walk* w, const opara__lower_walk_shape* c, uint32_t n_ops, int32_t* at) {
     int64_t buf[1 + OPARA_MAX_DIMS * 5];
     uint32_t k = 0, i;
-    int32_t d, nd = out->ndim > 0 ? out->ndim : 1;
-    buf[k++] = nd;
-    for (d = 0; d < nd; ++d) buf[k++] = out->ndim > 0 ? out->dims[d] : 1;
+    int32_t d;
+    buf[k++] = c->ndim;
+    for (d = 0; d < c->ndim; ++d) buf[k++] = c->dims[d];
     for (i = 0; i < n_ops; ++i)
-        for (d = 0; d < nd; ++d) buf[k++] = out->ndim > 0 ? strides[i][d] : 0;
+        for (d = 0; d < c->ndim; ++d) buf[k++] = c->st[i][d];
     return opara__lower_meta_push(w, buf, k, at);
+}
+
+/* Pushes [ndim, dims, strides of each operand] (n_ops <= 4) of the collapsed walk over out. */
+static opara_result opara__lower_meta_strided(opara__lower_walk* w, const opara__shape* out, const int64_t* const* strides,
+                                        uint32_t n_ops, int32_t* at) {
+    opara__lower_walk_shape c;
+    opara__lower_collapse(out, strides, n_ops, &c);
+    return opara__lower_meta_walk(w, &c, n_ops, at);
+}
+
+/* The kernels' register copy of a collapsed walk (elementwise.cu): fast_ndim (0 where the walk has more
+   than 4 dims: the kernel reads meta), dims 1..3 of the 4 right-aligned slots, then 4 strides per operand. */
+static void opara__lower_args_walk(opara__cuda_launch* L, const opara__lower_walk_shape* c, uint32_t n_ops) {
+    int32_t pad = 4 - c->ndim, s;
+    uint32_t i;
+    int fast = c->ndim <= 4;
+    opara__lower_arg_i32(L, fast ? c->ndim : 0);
+    for (s = 1; s < 4; ++s) opara__lower_arg_i32(L, fast && s >= pad ? c->dims[s - pad] : 1);
+    for (i = 0; i < n_ops; ++i)
+        for (s = 0; s < 4; ++s) opara__lower_arg_i32(L, fast && s >= pad ? c->st[i][s - pad] : 0);
 }
 
 /* ---- element-wise ---------------------------------------------------------------------------- */
@@ -273,6 +332,7 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     const int64_t* st[2];
     opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
     opara__cuda_launch* L;
+    opara__lower_walk_shape c;
     int32_t meta;
     opara_result r;
     if (!w->params[w->node].resolved) return opara__lower_fail(w, OPARA_ERR_SHAPE, "inputs do not broadcast to the output");
@@ -282,7 +342,8 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     if (w->dtypes[opara__lower_in(w, 0)] != t || w->dtypes[opara__lower_in(w, 1)] != t) /* e.g. Pow(float, int64) */
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "inputs of different data types");
     if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
-    if ((r = opara__lower_meta_strided(w, y, st, 2, &meta)) != OPARA_OK) return r;
+    opara__lower_collapse(y, st, 2, &c);
+    if ((r = opara__lower_meta_walk(w, &c, 2, &meta)) != OPARA_OK) return r;
     if (!(L = opara__lower_launch(w, t == OPARA_DTYPE_F32 ? OPARA__CUK_BINARY_F32 : OPARA__CUK_BINARY_INT)))
         return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
@@ -292,6 +353,7 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     opara__lower_arg_i32(L, op);
     if (t != OPARA_DTYPE_F32) opara__lower_arg_i32(L, t == OPARA_DTYPE_I64);
     opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    if (t == OPARA_DTYPE_F32) opara__lower_args_walk(L, &c, 2);
     opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }
@@ -442,14 +504,33 @@ static opara_result opara__lower_cast(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
+/* Copies runs of 1-, 2- or 4-byte elements as units of up to 8 bytes: where the innermost dim is
+   contiguous on both sides and the run, the outer strides and both offsets are multiples of the factor.
+   Returns the unit size; the walk, count and offsets are rescaled to units. */
+static int64_t opara__lower_copy_widen(opara__lower_walk_shape* c, int64_t es, int64_t* count, int64_t* src_off, int64_t* dst_off) {
+    int64_t k;
+    int32_t last = c->ndim - 1, d;
+    if (c->st[0][last] != 1 || c->st[1][last] != 1) return es;
+    for (k = 8 / es; k > 1; k /= 2) {
+        int ok = c->dims[last] % k == 0 && *src_off % k == 0 && *dst_off % k == 0;
+        for (d = 0; d < last && ok; ++d) ok = c->st[0][d] % k == 0 && c->st[1][d] % k == 0;
+        if (ok) break;
+    }
+    if (k <= 1) return es;
+    c->dims[last] /= k;
+    for (d = 0; d < last; ++d) c->st[0][d] /= k, c->st[1][d] /= k;
+    *count /= k, *src_off /= k, *dst_off /= k;
+    return es * k;
+}
+
 /* A strided copy of `dims` elements from value src (element offset src_off, strides ss) into
-   value dst (offset dst_off, strides ds). Element sizes of 8 bytes copy as two 4-byte halves
-   only through elem_size 8, which the kernel supports directly. */
+   value dst (offset dst_off, strides ds), on the collapsed walk, in units as wide as it allows. */
 static opara_result opara__lower_push_copy(opara__lower_walk* w, int32_t src, int32_t dst, const opara__shape* dims, const int64_t* ss,
                                      const int64_t* ds, int64_t src_off, int64_t dst_off) {
     const int64_t* st[2];
-    int64_t count = opara__lower_numel(dims);
+    int64_t count = opara__lower_numel(dims), unit;
     opara__cuda_launch* L;
+    opara__lower_walk_shape c;
     int32_t meta;
     opara_result r;
     if (count == 0) return OPARA_OK;
@@ -457,15 +538,18 @@ static opara_result opara__lower_push_copy(opara__lower_walk* w, int32_t src, in
     if ((r = opara__lower_check_value(w, src, "opara_strided_copy")) != OPARA_OK ||
         (r = opara__lower_check_value(w, dst, "opara_strided_copy")) != OPARA_OK)
         return r;
-    if ((r = opara__lower_meta_strided(w, dims, st, 2, &meta)) != OPARA_OK) return r;
+    opara__lower_collapse(dims, st, 2, &c);
+    unit = opara__lower_copy_widen(&c, (int64_t)opara__lower_dsize(w->dtypes[dst]), &count, &src_off, &dst_off);
+    if ((r = opara__lower_meta_walk(w, &c, 2, &meta)) != OPARA_OK) return r;
     if (!(L = opara__lower_launch(w, OPARA__CUK_STRIDED_COPY))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, src);
     opara__lower_arg_tensor(L, dst);
     opara__lower_arg_i32(L, count);
-    opara__lower_arg_i32(L, (int64_t)opara__lower_dsize(w->dtypes[dst]));
+    opara__lower_arg_i32(L, unit);
     opara__lower_arg_i64(L, src_off);
     opara__lower_arg_i64(L, dst_off);
     opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
+    opara__lower_args_walk(L, &c, 2);
     opara__lower_grid_1d(L, count);
     return OPARA_OK;
 }

@@ -10,6 +10,11 @@
  * Shapes come in a small int array in device memory (meta), written once at session creation:
  *   meta[0] = ndim (1..8), then ndim output dims, then ndim element strides per operand (stride 0
  *   broadcasts). Element i of the output has the row-major multi-index of i over the dims.
+ *   The lowering collapses the shape first (size-1 dims dropped, dims every operand steps through as one
+ *   merged). Where it has at most 4 dims, binary_f32 and strided_copy also get it in arguments
+ *   (fast_ndim = 1..4; 0: read meta): the dims right-aligned in 4 slots, the first implicit (n / the
+ *   rest), and each operand's 4 strides, so that an element costs fast_ndim - 1 32-bit divisions shared
+ *   by all operands (none for dense, scalar or same-shape operands, which collapse to one dim).
  * Binary op codes: 0 Add, 1 Sub, 2 Mul, 3 Div, 4 Pow (mirrored in src/cuda/opara_backend_cuda.h).
  * (Cast is in cast.cu.) */
 #include "opara_kernel.h"
@@ -173,13 +178,38 @@ OPARA_DEVICE long long opara__k_binary_i64(int op, long long x, long long z)
     }
 }
 
-/* y[i] = a[.] op b[.] with meta = [ndim, dims, a strides, b strides]; n = product of dims. */
-OPARA_KERNEL(opara_binary_f32, (const float*, a), (const float*, b), (float*, y), (int, n), (int, op),
-             (const int*, meta))
+/* The multi-index (c0, c1, c2, c3) of element i over dims [., d1, d2, d3] of which the last fast_ndim
+ * count (the others are 1): fast_ndim - 1 divisions. */
+OPARA_DEVICE void opara__k_split4(int i, int fast_ndim, int d1, int d2, int d3, int* c)
 {
-    int i;
-    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x))
-        y[i] = opara__k_binary_f32(op, a[opara__k_strided_offset(i, meta, 0)], b[opara__k_strided_offset(i, meta, 1)]);
+    int t = i, q;
+    c[0] = c[1] = c[2] = 0;
+    c[3] = i;
+    if (fast_ndim >= 2) q = t / d3, c[3] = t - q * d3, t = q, c[2] = t;
+    if (fast_ndim >= 3) q = t / d2, c[2] = t - q * d2, t = q, c[1] = t;
+    if (fast_ndim >= 4) q = t / d1, c[1] = t - q * d1, c[0] = q;
+}
+
+OPARA_DEVICE int opara__k_dot4(const int* c, int s0, int s1, int s2, int s3)
+{
+    return c[0] * s0 + c[1] * s1 + c[2] * s2 + c[3] * s3;
+}
+
+/* y[i] = a[.] op b[.] with meta = [ndim, dims, a strides, b strides]; n = product of dims; fast_ndim,
+ * d1..d3, as0..as3, bs0..bs3: the same shape in arguments (see the top of the file). */
+OPARA_KERNEL(opara_binary_f32, (const float*, a), (const float*, b), (float*, y), (int, n), (int, op),
+             (const int*, meta), (int, fast_ndim), (int, d1), (int, d2), (int, d3), (int, as0), (int, as1),
+             (int, as2), (int, as3), (int, bs0), (int, bs1), (int, bs2), (int, bs3))
+{
+    int i, c[4];
+    for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
+        if (fast_ndim == 0) {
+            y[i] = opara__k_binary_f32(op, a[opara__k_strided_offset(i, meta, 0)], b[opara__k_strided_offset(i, meta, 1)]);
+        } else {
+            opara__k_split4(i, fast_ndim, d1, d2, d3, c);
+            y[i] = opara__k_binary_f32(op, a[opara__k_dot4(c, as0, as1, as2, as3)], b[opara__k_dot4(c, bs0, bs1, bs2, bs3)]);
+        }
+    }
 }
 
 /* Integer version: is64 selects int64 (else int32) elements. */
@@ -199,6 +229,13 @@ OPARA_KERNEL(opara_binary_int, (const void*, a), (const void*, b), (void*, y), (
 
 OPARA_DEVICE void opara__k_copy_elem(unsigned char* dst, const unsigned char* src, int elem_size)
 {
+    int k;
+    /* the lowering copies runs of 4-byte elements as 8-byte units where offsets allow; a value the
+     * plan placed at a less aligned address is then copied byte by byte */
+    if ((((unsigned long long)dst | (unsigned long long)src) & (unsigned long long)(elem_size - 1)) != 0) {
+        for (k = 0; k < elem_size; ++k) dst[k] = src[k];
+        return;
+    }
     switch (elem_size) {
     case 1: *dst = *src; break;
     case 2: *(unsigned short*)(void*)dst = *(const unsigned short*)(const void*)src; break;
@@ -222,14 +259,23 @@ OPARA_KERNEL(opara_where, (const unsigned char*, cond), (const unsigned char*, x
 }
 
 /* dst[dst_off + offset(i, dst strides)] = src[src_off + offset(i, src strides)] for every element
- * of meta = [ndim, dims, src strides, dst strides] (offsets in elements of elem_size bytes). */
+ * of meta = [ndim, dims, src strides, dst strides] (offsets in elements of elem_size bytes); fast_ndim,
+ * d1..d3, ss0..ss3, ds0..ds3: the same shape in arguments (see the top of the file). */
 OPARA_KERNEL(opara_strided_copy, (const unsigned char*, src), (unsigned char*, dst), (int, n), (int, elem_size),
-             (long long, src_off), (long long, dst_off), (const int*, meta))
+             (long long, src_off), (long long, dst_off), (const int*, meta), (int, fast_ndim), (int, d1), (int, d2),
+             (int, d3), (int, ss0), (int, ss1), (int, ss2), (int, ss3), (int, ds0), (int, ds1), (int, ds2), (int, ds3))
 {
-    int i;
+    int i, c[4];
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
-        long long s = src_off + opara__k_strided_offset(i, meta, 0);
-        long long d = dst_off + opara__k_strided_offset(i, meta, 1);
+        long long s, d;
+        if (fast_ndim == 0) {
+            s = src_off + opara__k_strided_offset(i, meta, 0);
+            d = dst_off + opara__k_strided_offset(i, meta, 1);
+        } else {
+            opara__k_split4(i, fast_ndim, d1, d2, d3, c);
+            s = src_off + opara__k_dot4(c, ss0, ss1, ss2, ss3);
+            d = dst_off + opara__k_dot4(c, ds0, ds1, ds2, ds3);
+        }
         opara__k_copy_elem(dst + d * elem_size, src + s * elem_size, elem_size);
     }
 }
