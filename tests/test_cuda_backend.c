@@ -1416,6 +1416,51 @@ OT_TEST(a_cuda_session_writes_its_plan_dot) {
     free(p);
 }
 
+/* One public host run of the io model: outputs named out of order, yc twice, yb not asked for (read
+   back with opara_session_output_data); 1 when each equals the reference. */
+static int io_public_run_matches(opara_session* s, io_model* m) {
+    float yc2[IO_NB];
+    opara_tensor in[3], out[3];
+    const float* yb;
+    uint32_t i;
+    for (i = 0; i < 3; ++i) in[i] = tensor_of(s, 0, i, i == 0 ? m->a : i == 1 ? m->b : m->c);
+    out[0] = tensor_of(s, 1, 2, m->yc), out[1] = tensor_of(s, 1, 0, m->ya), out[2] = tensor_of(s, 1, 2, yc2);
+    out[0].name = out[2].name = "yc", out[1].name = "ya";
+    memset(m->ya, 0, (size_t)m->na * sizeof(float)), memset(m->yc, 0, sizeof m->yc), memset(yc2, 0, sizeof yc2);
+    if (opara_session_run(s, in, 3, out, 3) != OPARA_OK) return 0;
+    yb = (const float*)opara_session_output_data(s, 1);
+    return yb && io_mismatches(m->ya_ref, m->ya, m->na) == 0 && io_mismatches(m->yb_ref, yb, IO_NB) == 0 &&
+           io_mismatches(m->yc_ref, m->yc, IO_NB) == 0 && io_mismatches(m->yc_ref, yc2, IO_NB) == 0;
+}
+
+/* opara_session_run hands the caller's output pointers to the backend, so a CUDA host run copies
+   each output group to them as it comes back (an input of 3 default pieces and some, an output of
+   as many with two events): the CPU and CUDA backends give the reference, for outputs named out of
+   order, one named twice (the second copy from the backend's output) and one not asked for. */
+OT_TEST(public_host_runs_deliver_outputs_from_the_pipeline) {
+    io_model m;
+    opara_model* model = NULL;
+    char why[512];
+    int be;
+    if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    use_test_libraries();
+    REQUIRE(io_model_make(&m, 300001));
+    REQUIRE(opara__model_from_graph(m.rt, &m.g, &model) == OPARA_OK);
+    for (be = 0; be < 3; ++be) {
+        opara_session* s = NULL;
+        opara_session_desc d = cuda_desc(be - 1);
+        if (be == 0) memset(&d, 0, sizeof d), d.backend = OPARA_BACKEND_CPU;
+        REQUIRE(opara_session_create(m.rt, model, &d, &s) == OPARA_OK);
+        if (!io_public_run_matches(s, &m)) {
+            OT_LOG("%s: %s", be ? cuda_mode_names[be - 1] : "cpu", opara_session_last_error(s));
+            CHECK(0);
+        }
+        opara_session_destroy(s);
+    }
+    opara_model_destroy(model);
+    io_model_free(&m); /* its graph is empty: moved into the model */
+}
+
 OT_TEST(run_device_matches_a_host_run) {
     public_model* p;
     host_driver h;
@@ -1866,6 +1911,7 @@ static const opara_test_case tests[] = {
     OT_CASE(graph_run_makes_a_constant_number_of_driver_calls),
     OT_CASE(host_io_goes_through_the_staging_in_pieces),
     OT_CASE(a_copy_failing_mid_pipeline_is_a_clear_error_and_the_session_runs_on),
+    OT_CASE(public_host_runs_deliver_outputs_from_the_pipeline),
     OT_CASE(capture_failures_fall_back_to_eager_with_the_reason),
     OT_CASE(allocation_failure_is_a_clear_error_and_frees_everything),
     OT_CASE(old_driver_and_missing_libraries),
