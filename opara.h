@@ -21334,8 +21334,10 @@ typedef struct opara__backend {
     /* Takes over plan (verified; freed with the object, also on failure). */
     opara_result (*create)(void* be, opara__plan* plan);
     /* inputs[i]: host data of graph input i (sizes from the shapes); the outputs stay in the
-       backend (output). Failures go to last_error (runs may happen on any thread). */
-    opara_result (*run)(void* be, const void* const* inputs);
+       backend (output), and graph output i is also copied to outputs[i] where that is not NULL (the
+       CUDA backend as each piece comes back from the device). Failures go to last_error (runs may
+       happen on any thread); the outputs' contents are then unspecified. */
+    opara_result (*run)(void* be, const void* const* inputs, void* const* outputs);
     /* The same with device pointers (outputs[i] NULL: not copied); NULL when the backend has none. */
     opara_result (*run_device)(void* be, const void* const* inputs, void* const* outputs);
     /* Graph output `index` of the last host run. */
@@ -23733,6 +23735,8 @@ typedef struct opara__cuda_options {
     const char* cupti_path;      /* NULL: OPARA_CUPTI, else the search list; "none": do not try CUPTI */
     const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler; open copies them) */
     uint32_t eager_stream_cap;   /* EAGER: the plan gets at most this many streams (0: opt.plan's stream_cap) */
+    size_t io_chunk;             /* host runs: bytes per piece of the pipelined input/output copies (0:
+                                    OPARA_CUDA_IO_CHUNK); tests make it small to split tiny models */
     opara_logger logger;         /* where the session's messages go, its creation's failures included (the
                                     session's logger); zero: the runtime's */
 } opara__cuda_options;
@@ -26584,6 +26588,15 @@ OPARA__COLD_BEGIN
    16 bytes, what their vectorised kernels load. */
 #define OPARA__CUDA_LIB_ALIGN 16u
 #define OPARA__CUDA_FILES 10
+/* Host runs copy inputs and outputs through the pinned staging in pieces of this many bytes, so the
+   DMA of one piece runs while the host copies the next (the runs' copies are pipelined). 512 KiB: a
+   piece costs one driver call (a few us) and the last piece's DMA is not hidden (~20 us at PCIe 4/5
+   rates), so for a few MB the sum is lowest around 0.5 MiB (sqrt(bytes x call time x bandwidth)),
+   and a piece stays in the host's L2 between memcpy and DMA. Defined before including opara.h, it
+   changes the default. */
+#ifndef OPARA_CUDA_IO_CHUNK
+#  define OPARA_CUDA_IO_CHUNK (512u * 1024u)
+#endif
 
 static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "gather", "layout", "logic",
                                                                   "norm", "pool", "quant", "reduce"};
@@ -26630,6 +26643,10 @@ struct opara__cuda_session {
        here they are asynchronous DMA. */
     uint8_t* host_io;
     uint64_t* output_off; /* [n_outputs] offset of graph output i in host_io */
+    size_t io_chunk;      /* bytes per piece of the pipelined host copies (opara__backend_inputs_in) */
+    uint64_t output_bytes; /* every graph output's bytes together */
+    uint32_t n_out_events;
+    opara_CUevent* out_events; /* [n_out_events] one per group of output pieces but the last (opara__cuda_piece) */
 
     /* One CUDA stream per lane of the plan (streams that never overlap share one, in launch order);
        "stream" below means a CUDA stream, indexed by lane. */
@@ -27213,6 +27230,54 @@ static opara_result opara__backend_workspaces(opara__cuda_session* s, size_t* to
     return r;
 }
 
+/* One piece of a host run's output copies: the outputs go back in pieces of at most io_chunk bytes,
+   gathered in groups of at least io_chunk bytes; an event recorded after each group but the last
+   lets the host copy a group to the caller while the next one is still in flight (the last group is
+   waited for by the run's closing cuStreamSynchronize, so outputs of less than a chunk cost no more
+   calls than one copy each). Start from a zeroed piece; opara__backend_next_piece gives them in order. */
+typedef struct opara__cuda_piece {
+    uint32_t output;   /* graph output index */
+    size_t off, bytes; /* the piece within the output */
+    uint32_t group;    /* out_events[group] completes it, or the closing synchronize for the last group */
+    int ends_group;    /* an event goes after this piece */
+    uint64_t filled, done; /* bytes of its group / of all outputs up to and including this piece */
+} opara__cuda_piece;
+
+/* A run's caller pointers: host (opara__cuda_session_run) or device (opara__cuda_session_run_device). */
+typedef struct opara__cuda_io {
+    const void* const* in;
+    void* const* out; /* device: NULL entries are not copied; host: NULL (entries) stay in the staging */
+    int device;
+} opara__cuda_io;
+
+static int opara__backend_next_piece(const opara__cuda_session* s, opara__cuda_piece* p) {
+    const opara__graph* g = s->g;
+    uint64_t rest;
+    if (p->ends_group) p->group++, p->filled = 0;
+    p->off += p->bytes;
+    while (p->output < g->n_outputs && p->off >= s->value_bytes[g->outputs[p->output]]) p->output++, p->off = 0;
+    if (p->output >= g->n_outputs) return 0;
+    rest = s->value_bytes[g->outputs[p->output]] - p->off;
+    p->bytes = rest < s->io_chunk ? (size_t)rest : s->io_chunk;
+    p->filled += p->bytes;
+    p->done += p->bytes;
+    p->ends_group = p->filled >= s->io_chunk && p->done < s->output_bytes;
+    return 1;
+}
+
+/* The events that close the groups of output pieces, made once here (a run records them again). */
+static opara_result opara__backend_out_events(opara__cuda_session* s) {
+    opara__cuda_piece p;
+    uint32_t n = 0, i;
+    memset(&p, 0, sizeof p);
+    while (opara__backend_next_piece(s, &p)) n += p.ends_group;
+    s->out_events = (opara_CUevent*)opara__calloc(s->rt, n ? n : 1, sizeof(opara_CUevent));
+    if (!s->out_events) return opara__backend_oom(s);
+    s->n_out_events = n;
+    for (i = 0; i < n; ++i) OPARA__CU_TRY(s, cuEventCreate(&s->out_events[i], 2 /* DISABLE_TIMING */), "cuEventCreate");
+    return OPARA_OK;
+}
+
 /* The pinned staging of host I/O: the input buffers' layout, then every graph output (aligned). */
 static opara_result opara__backend_host_io(opara__cuda_session* s) {
     const opara__graph* g = s->g;
@@ -27222,8 +27287,10 @@ static opara_result opara__backend_host_io(opara__cuda_session* s) {
     void* p = NULL;
     s->output_off = (uint64_t*)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof(uint64_t));
     if (!s->output_off) return opara__backend_oom(s);
+    s->io_chunk = s->opt.io_chunk ? s->opt.io_chunk : OPARA_CUDA_IO_CHUNK;
     for (i = 0; i < g->n_outputs; ++i) {
         s->output_off[i] = at;
+        s->output_bytes += s->value_bytes[g->outputs[i]];
         if (!opara__add_size(at, (size_t)s->value_bytes[g->outputs[i]], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
             return opara__backend_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: the host staging buffers overflow size_t");
         at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
@@ -27236,7 +27303,7 @@ static opara_result opara__backend_host_io(opara__cuda_session* s) {
                                "%s (%d)", (unsigned long long)at, opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
     s->host_io = (uint8_t*)p;
     memset(s->host_io, 0, at);
-    return OPARA_OK;
+    return opara__backend_out_events(s);
 }
 
 /* Constants (uploaded once), static input buffers, the arena, the kernels' meta/aux tables and
@@ -27652,6 +27719,9 @@ static void opara__backend_free_device(opara__cuda_session* s) {
         for (i = 0; i < n_streams; ++i)
             if (s->join_events[i]) OPARA__CU(s, cuEventDestroy_v2(s->join_events[i]));
     if (s->fork_event) OPARA__CU(s, cuEventDestroy_v2(s->fork_event));
+    if (s->out_events)
+        for (i = 0; i < s->n_out_events; ++i)
+            if (s->out_events[i]) OPARA__CU(s, cuEventDestroy_v2(s->out_events[i]));
     if (s->streams)
         for (i = 0; i < n_streams; ++i)
             if (s->streams[i]) OPARA__CU(s, cuStreamDestroy_v2(s->streams[i]));
@@ -27695,6 +27765,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
     opara__free(rt, s->output_off);
+    opara__free(rt, s->out_events);
     opara__free(rt, s->skip);
     opara__free(rt, s->prof);
     opara__free(rt, s->measured);
@@ -27880,43 +27951,110 @@ static opara_result opara__backend_execute(opara__cuda_session* s) {
 /* A device address given as a pointer (the public API's tensor data). */
 static opara_CUdeviceptr opara__backend_devptr(const void* p) { return (opara_CUdeviceptr)(uintptr_t)p; }
 
-/* One run in the pushed context, all on the origin stream: inputs in (host: one copy of the pinned
-   staging; device: one copy per input from the caller's pointers), the plan, outputs out (host:
-   into the pinned staging; device: to the caller's pointers where given), synchronize. A failure
-   still waits for what was queued, so no copy is left reading or writing the staging. */
-static opara_result opara__backend_run(opara__cuda_session* s, const void* const* dev_in, void* const* dev_out) {
+/* Host inputs in, pipelined: the input region goes in pieces of io_chunk bytes; each piece's
+   cuMemcpyHtoDAsync (from pinned memory, so asynchronous) is queued as soon as the host has copied
+   the caller's bytes of it into the staging, and its DMA runs while the host copies the next piece.
+   Inputs of less than a chunk make one copy, as a single copy of the region did. */
+static opara_result opara__backend_inputs_in(opara__cuda_session* s, const void* const* inputs) {
     const opara__graph* g = s->g;
-    opara_CUstream origin = s->streams[0];
-    opara_CUresult cr = OPARA_CUDA_SUCCESS;
-    opara_result r;
+    size_t at, end;
     uint32_t i;
-    if (!dev_in && s->input_bytes) cr = OPARA__CU(s, cuMemcpyHtoDAsync_v2(s->inputs, s->host_io, s->input_bytes, origin));
-    for (i = 0; dev_in && cr == OPARA_CUDA_SUCCESS && i < g->n_inputs; ++i) {
+    for (at = 0; at < s->input_bytes; at = end) {
+        opara_CUresult cr;
+        end = s->input_bytes - at > s->io_chunk ? at + s->io_chunk : s->input_bytes;
+        for (i = 0; i < g->n_inputs; ++i) { /* the part of each input that lies in [at, end) */
+            int32_t v = g->inputs[i];
+            size_t off = (size_t)s->input_off[v], stop = off + (size_t)s->value_bytes[v];
+            size_t from = off > at ? off : at, to = stop < end ? stop : end;
+            if (from < to) memcpy(s->host_io + from, (const uint8_t*)inputs[i] + (from - off), to - from);
+        }
+        cr = OPARA__CU(s, cuMemcpyHtoDAsync_v2(s->inputs + at, s->host_io + at, end - at, s->streams[0]));
+        if (cr != OPARA_CUDA_SUCCESS) return opara__backend_cu_fail(s, cr, "copying the inputs to the device");
+    }
+    return OPARA_OK;
+}
+
+/* Device inputs in: one copy per input from the caller's pointers. */
+static opara_result opara__backend_inputs_device(opara__cuda_session* s, const void* const* dev_in) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    for (i = 0; i < g->n_inputs; ++i) {
         int32_t v = g->inputs[i];
         if (s->value_bytes[v])
-            cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], opara__backend_devptr(dev_in[i]),
-                                                   (size_t)s->value_bytes[v], origin));
+            OPARA__CU_TRY(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], opara__backend_devptr(dev_in[i]),
+                                                  (size_t)s->value_bytes[v], s->streams[0]),
+                          "copying the inputs to the device");
     }
-    r = cr == OPARA_CUDA_SUCCESS ? opara__backend_execute(s) : opara__backend_cu_fail(s, cr, "copying the inputs to the device");
-    for (i = 0; r == OPARA_OK && i < g->n_outputs; ++i) {
+    return OPARA_OK;
+}
+
+/* Outputs out: device runs copy to the caller's pointers where given; host runs queue every output
+   piece into the staging and an event after each group but the last (opara__cuda_piece). */
+static opara_result opara__backend_outputs_out(opara__cuda_session* s, void* const* dev_out) {
+    const opara__graph* g = s->g;
+    opara_CUstream origin = s->streams[0];
+    opara__cuda_piece p;
+    uint32_t i;
+    for (i = 0; dev_out && i < g->n_outputs; ++i) {
         int32_t v = g->outputs[i];
-        size_t bytes = (size_t)s->value_bytes[v];
-        if (bytes == 0 || (dev_out && !dev_out[i])) continue;
-        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(opara__backend_devptr(dev_out[i]), opara__backend_value_addr(s, v), bytes, origin))
-                     : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__backend_value_addr(s, v), bytes, origin));
-        if (cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "copying an output");
+        if (s->value_bytes[v] && dev_out[i])
+            OPARA__CU_TRY(s, cuMemcpyDtoDAsync_v2(opara__backend_devptr(dev_out[i]), opara__backend_value_addr(s, v),
+                                                  (size_t)s->value_bytes[v], origin), "copying an output");
     }
-    cr = OPARA__CU(s, cuStreamSynchronize(origin));
+    memset(&p, 0, sizeof p);
+    while (!dev_out && opara__backend_next_piece(s, &p)) {
+        size_t off = (size_t)s->output_off[p.output] + p.off;
+        OPARA__CU_TRY(s, cuMemcpyDtoHAsync_v2(s->host_io + off, opara__backend_value_addr(s, g->outputs[p.output]) + p.off,
+                                              p.bytes, origin), "copying an output");
+        if (p.ends_group) OPARA__CU_TRY(s, cuEventRecord(s->out_events[p.group], origin), "cuEventRecord (outputs)");
+    }
+    return OPARA_OK;
+}
+
+/* Copies the output pieces of groups [from, to) from the staging to the caller's pointers (NULL, or
+   the staging itself: nothing to copy), waiting for each group's event first: the host copies one
+   group while the next is still coming back. to > n_out_events: the last group, which the caller
+   has synchronized. */
+static opara_result opara__backend_outputs_deliver(opara__cuda_session* s, void* const* outputs, uint32_t from, uint32_t to) {
+    opara__cuda_piece p;
+    uint32_t waited = from;
+    memset(&p, 0, sizeof p);
+    while (opara__backend_next_piece(s, &p) && p.group < to) {
+        uint8_t* staged = s->host_io + s->output_off[p.output];
+        if (p.group < from) continue;
+        if (p.group >= waited && p.group < s->n_out_events) {
+            OPARA__CU_TRY(s, cuEventSynchronize(s->out_events[p.group]), "running the model");
+            waited = p.group + 1;
+        }
+        if (outputs && outputs[p.output] && outputs[p.output] != (void*)staged)
+            memcpy((uint8_t*)outputs[p.output] + p.off, staged + p.off, p.bytes);
+    }
+    return OPARA_OK;
+}
+
+/* One run in the pushed context, all on the origin stream: inputs in (host: pipelined through the
+   pinned staging; device: one copy per input from the caller's pointers), the plan, outputs out
+   (host: pipelined into the staging and on to the caller's pointers where given; device: to the
+   caller's pointers where given), synchronize. A failure still waits for what was queued, so no copy
+   is left reading or writing the staging. */
+static opara_result opara__backend_run(opara__cuda_session* s, const opara__cuda_io* io) {
+    opara_CUresult cr;
+    opara_result r = io->device ? opara__backend_inputs_device(s, io->in) : opara__backend_inputs_in(s, io->in);
+    if (r == OPARA_OK) r = opara__backend_execute(s);
+    if (r == OPARA_OK) r = opara__backend_outputs_out(s, io->device ? io->out : NULL);
+    if (r == OPARA_OK && !io->device) r = opara__backend_outputs_deliver(s, io->out, 0, s->n_out_events);
+    cr = OPARA__CU(s, cuStreamSynchronize(s->streams[0]));
     if (r == OPARA_OK && cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "running the model");
+    if (r == OPARA_OK && !io->device) r = opara__backend_outputs_deliver(s, io->out, s->n_out_events, UINT32_MAX);
     return r;
 }
 
 /* A run from any thread: the session's context is pushed over the caller's and popped. */
-static opara_result opara__backend_run_entry(opara__cuda_session* s, const void* const* dev_in, void* const* dev_out) {
+static opara_result opara__backend_run_entry(opara__cuda_session* s, const opara__cuda_io* io) {
     uint64_t before = s->calls;
     opara_result r = opara__cuda_session_enter(s);
     if (r != OPARA_OK) return r;
-    r = opara__backend_run(s, dev_in, dev_out);
+    r = opara__backend_run(s, io);
     opara__backend_leave(s);
     s->calls_last_run = s->calls - before;
     return r;
@@ -27925,30 +28063,30 @@ static opara_result opara__backend_run_entry(opara__cuda_session* s, const void*
 OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
                                                    void* const* outputs) {
     const opara__graph* g = s->g;
+    opara__cuda_io io;
     uint32_t i;
-    opara_result r;
-    for (i = 0; i < g->n_inputs; ++i) {
-        int32_t v = g->inputs[i];
-        if (s->value_bytes[v] == 0) continue;
-        if (!inputs || !inputs[i]) return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
-        memcpy(s->host_io + s->input_off[v], inputs[i], (size_t)s->value_bytes[v]);
-    }
-    r = opara__backend_run_entry(s, NULL, NULL);
-    for (i = 0; r == OPARA_OK && outputs && i < g->n_outputs; ++i)
-        if (outputs[i] && outputs[i] != (void*)(s->host_io + s->output_off[i]) && s->value_bytes[g->outputs[i]])
-            memcpy(outputs[i], s->host_io + s->output_off[i], (size_t)s->value_bytes[g->outputs[i]]);
-    return r;
+    for (i = 0; i < g->n_inputs; ++i)
+        if (s->value_bytes[g->inputs[i]] && (!inputs || !inputs[i]))
+            return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
+    io.in = inputs;
+    io.out = outputs;
+    io.device = 0;
+    return opara__backend_run_entry(s, &io);
 }
 
 OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const void* const* inputs,
                                                           void* const* outputs) {
     const opara__graph* g = s->g;
+    opara__cuda_io io;
     uint32_t i;
     for (i = 0; i < g->n_inputs; ++i)
         if (s->value_bytes[g->inputs[i]] && (!inputs || !inputs[i]))
             return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u has no device pointer", i);
     if (!outputs) return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: no output device pointers");
-    return opara__backend_run_entry(s, inputs, outputs);
+    io.in = inputs;
+    io.out = outputs;
+    io.device = 1;
+    return opara__backend_run_entry(s, &io);
 }
 
 OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index) {
@@ -28471,8 +28609,8 @@ static opara_result opara__cuda_table_create(void* be, opara__plan* plan) {
     return opara__cuda_session_prepare((opara__cuda_session*)be, plan);
 }
 
-static opara_result opara__cuda_table_run(void* be, const void* const* inputs) {
-    return opara__cuda_session_run((opara__cuda_session*)be, inputs, NULL);
+static opara_result opara__cuda_table_run(void* be, const void* const* inputs, void* const* outputs) {
+    return opara__cuda_session_run((opara__cuda_session*)be, inputs, outputs);
 }
 
 static opara_result opara__cuda_table_run_device(void* be, const void* const* inputs, void* const* outputs) {
@@ -29483,14 +29621,21 @@ static opara_result opara__cpu_backend_create(void* be, opara__plan* plan) {
     return OPARA_OK;
 }
 
-static opara_result opara__cpu_backend_run(void* be, const void* const* inputs) {
+static opara_result opara__cpu_backend_run(void* be, const void* const* inputs, void* const* outputs) {
     opara__cpu_backend* b = (opara__cpu_backend*)be;
     uint32_t i;
+    opara_result r;
     for (i = 0; i < b->g->n_inputs; ++i) {
         int32_t v = b->g->inputs[i];
         if (b->value_bytes[v]) memcpy(opara__cpu_exec_value_data(b->exec, v), inputs[i], (size_t)b->value_bytes[v]);
     }
-    return opara__cpu_exec_run(b->exec, b->error, sizeof b->error);
+    r = opara__cpu_exec_run(b->exec, b->error, sizeof b->error);
+    for (i = 0; r == OPARA_OK && i < b->g->n_outputs; ++i) {
+        int32_t v = b->g->outputs[i];
+        const void* y = opara__cpu_exec_value_data(b->exec, v);
+        if (outputs[i] && outputs[i] != y && b->value_bytes[v]) memcpy(outputs[i], y, (size_t)b->value_bytes[v]);
+    }
+    return r;
 }
 
 static const void* opara__cpu_backend_output(const void* be, uint32_t index) {
@@ -29569,7 +29714,8 @@ struct opara_session {
     void* be;                   /* its object for this session */
     const opara__plan* plan;    /* the plan in use (the backend owns it) */
     const void** in;            /* [n_inputs] the caller's input data of the current run */
-    void** dev_out;             /* [n_outputs] a device run's output pointers (NULL: not copied) */
+    void** out_ptrs;            /* [n_outputs] a run's output pointers (NULL: not copied; host runs keep every
+                                   output in the backend too) */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
     volatile int32_t busy;
     opara_run_stats stats;
@@ -29668,8 +29814,8 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     s->descs = (opara__op_desc*)opara__calloc(s->rt, g->n_nodes ? g->n_nodes : 1, sizeof *s->descs);
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
     s->in = (const void**)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, sizeof *s->in);
-    s->dev_out = (void**)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof *s->dev_out);
-    if (!inferred || !s->descs || !s->given || !s->in || !s->dev_out) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    s->out_ptrs = (void**)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof *s->out_ptrs);
+    if (!inferred || !s->descs || !s->given || !s->in || !s->out_ptrs) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->params, s->dtypes, s->value_bytes);
 }
 
@@ -29806,7 +29952,7 @@ OPARADEF void opara_session_destroy(opara_session* s) {
     if (!s) return;
     if (s->backend) s->backend->destroy(s->be); /* the plan with it */
     opara__free(s->rt, (void*)s->in);
-    opara__free(s->rt, s->dev_out);
+    opara__free(s->rt, s->out_ptrs);
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
@@ -29907,28 +30053,28 @@ static int32_t opara__session_output_at(opara_session* s, const opara_tensor* ou
     return *r == OPARA_OK ? at : -1;
 }
 
-static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
+/* After a host run: the backend filled one tensor per graph output (opara__session_output_ptrs); a
+   tensor naming an output that an earlier one named gets its copy here. */
+static void opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
     uint32_t i;
-    opara_result r = OPARA_OK;
     for (i = 0; i < n; ++i) {
-        int32_t at = opara__session_output_at(s, outputs, i, &r), v;
-        if (at < 0) return r;
+        int32_t at = opara__session_match(s, s->g->outputs, s->g->n_outputs, outputs[i].name, i), v;
+        if (at < 0 || outputs[i].data == s->out_ptrs[at]) continue; /* checked before the run */
         v = s->g->outputs[at];
         if (s->value_bytes[v]) memcpy(outputs[i].data, s->backend->output(s->be, (uint32_t)at), (size_t)s->value_bytes[v]);
     }
-    return OPARA_OK;
 }
 
-/* A device run's output pointers, checked here before anything runs (the inputs' by
+/* A run's output pointers (host or device), checked here before anything runs (the inputs' by
    opara__session_inputs); outputs not asked for stay NULL (not copied). */
-static opara_result opara__session_device_io(opara_session* s, const opara_tensor* outputs, uint32_t n) {
+static opara_result opara__session_output_ptrs(opara_session* s, const opara_tensor* outputs, uint32_t n) {
     uint32_t i;
     opara_result r = OPARA_OK;
-    for (i = 0; i < s->g->n_outputs; ++i) s->dev_out[i] = NULL;
+    for (i = 0; i < s->g->n_outputs; ++i) s->out_ptrs[i] = NULL;
     for (i = 0; i < n; ++i) {
         int32_t at = opara__session_output_at(s, outputs, i, &r);
         if (at < 0) return r;
-        s->dev_out[at] = outputs[i].data;
+        s->out_ptrs[at] = outputs[i].data;
     }
     return OPARA_OK;
 }
@@ -29948,12 +30094,12 @@ static opara_result opara__session_run(opara_session* s, const opara_tensor* inp
                                 s->backend->title);
     else if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s: NULL tensors", what);
     else r = opara__session_inputs(s, inputs, n_inputs);
-    if (r == OPARA_OK && device) r = opara__session_device_io(s, outputs, n_outputs);
+    if (r == OPARA_OK) r = opara__session_output_ptrs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
-        r = device ? s->backend->run_device(s->be, s->in, s->dev_out) : s->backend->run(s->be, s->in);
+        r = device ? s->backend->run_device(s->be, s->in, s->out_ptrs) : s->backend->run(s->be, s->in, s->out_ptrs);
         if (r != OPARA_OK) opara__session_fail(s, r, "%s: %s", what, s->backend->last_error(s->be));
     }
-    if (r == OPARA_OK && !device) r = opara__session_outputs(s, outputs, n_outputs);
+    if (r == OPARA_OK && !device) opara__session_outputs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
         uint64_t dt = opara__now_ns() - t0;
         if (!device) s->has_outputs = 1;

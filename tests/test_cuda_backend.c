@@ -663,6 +663,243 @@ OT_TEST(graph_run_makes_a_constant_number_of_driver_calls) {
            (unsigned long long)calls[1][0], (unsigned long long)calls[1][1], (unsigned long long)calls[1][2]);
 }
 
+/* ---- host I/O through the pinned staging, in pieces ------------------------------------------ */
+
+/* Inputs a [na] (large), b and c [IO_NB] (smaller than any piece); outputs Relu(a) [na], Add(b, b)
+   and Mul(b, c) [IO_NB]: each exact in FP32, so compared for equality. (Zero-sized tensors are
+   refused at session creation.) */
+#define IO_NB 7
+typedef struct io_model {
+    opara_runtime* rt;
+    opara__graph g;
+    int na;
+    float *a, *ya, *ya_ref;
+    float b[IO_NB], yb[IO_NB], yb_ref[IO_NB], c[IO_NB], yc[IO_NB], yc_ref[IO_NB];
+} io_model;
+
+static int io_model_make(io_model* m, int na) {
+    int32_t a, b, c, ya, yb, yc, ins[2];
+    opara__shape sh;
+    int i;
+    memset(m, 0, sizeof *m);
+    m->rt = make_runtime();
+    m->na = na;
+    m->a = (float*)malloc((size_t)na * sizeof(float));
+    m->ya = (float*)malloc((size_t)na * sizeof(float));
+    m->ya_ref = (float*)malloc((size_t)na * sizeof(float));
+    if (!m->rt || !m->a || !m->ya || !m->ya_ref) return 0;
+    fill(m->a, na, 1.0f, 0.0f), fill(m->b, IO_NB, 3.0f, 0.5f), fill(m->c, IO_NB, 2.0f, -0.25f);
+    for (i = 0; i < na; ++i) m->ya_ref[i] = m->a[i] > 0.0f ? m->a[i] : 0.0f;
+    for (i = 0; i < IO_NB; ++i) m->yb_ref[i] = m->b[i] * 2.0f, m->yc_ref[i] = m->b[i] * m->c[i];
+    memset(&m->g, 0, sizeof m->g);
+    opara__graph_init(&m->g, m->rt);
+    sh.ndim = 1;
+    sh.dims[0] = na;
+    a = opara__graph_add_value(&m->g, "a", OPARA_DTYPE_F32, &sh);
+    sh.dims[0] = IO_NB;
+    b = opara__graph_add_value(&m->g, "b", OPARA_DTYPE_F32, &sh);
+    c = opara__graph_add_value(&m->g, "c", OPARA_DTYPE_F32, &sh);
+    opara__graph_add_input(&m->g, a), opara__graph_add_input(&m->g, b), opara__graph_add_input(&m->g, c);
+    ya = opara__graph_add_value(&m->g, "ya", OPARA_DTYPE_F32, NULL);
+    yb = opara__graph_add_value(&m->g, "yb", OPARA_DTYPE_F32, NULL);
+    yc = opara__graph_add_value(&m->g, "yc", OPARA_DTYPE_F32, NULL);
+    ins[0] = a;
+    opara__graph_add_node(&m->g, OPARA__OP_RELU, "relu_a", 1, ins, 1, &ya);
+    ins[0] = b, ins[1] = b;
+    opara__graph_add_node(&m->g, OPARA__OP_ADD, "add_b", 2, ins, 1, &yb);
+    ins[1] = c;
+    opara__graph_add_node(&m->g, OPARA__OP_MUL, "mul_bc", 2, ins, 1, &yc);
+    opara__graph_add_output(&m->g, ya), opara__graph_add_output(&m->g, yb), opara__graph_add_output(&m->g, yc);
+    return opara__graph_finalize(&m->g) == OPARA_OK;
+}
+
+static void io_model_free(io_model* m) {
+    free(m->a), free(m->ya), free(m->ya_ref);
+    if (m->g.rt) opara__graph_free(&m->g);
+    if (m->rt) opara_runtime_destroy(m->rt);
+}
+
+/* Elements of got that differ from want (FP32 equality). */
+static int io_mismatches(const float* want, const float* got, int n) {
+    int i, bad = 0;
+    for (i = 0; i < n; ++i) bad += !(want[i] == got[i]);
+    return bad;
+}
+
+/* One host run of m with the caller's output pointers (outs NULL: none given); 1 when every output
+   given, or else left in the staging, equals the reference. */
+static int io_run_matches(opara__cuda_session* s, io_model* m, int give_outputs, opara_result* r) {
+    const void* ins[3];
+    void* outs[3];
+    const float *ya, *yb, *yc;
+    ins[0] = m->a, ins[1] = m->b, ins[2] = m->c;
+    outs[0] = m->ya, outs[1] = m->yb, outs[2] = m->yc;
+    memset(m->ya, 0, (size_t)m->na * sizeof(float)), memset(m->yb, 0, sizeof m->yb), memset(m->yc, 0, sizeof m->yc);
+    if (give_outputs == 2) outs[0] = (void*)opara__cuda_session_output(s, 0), outs[1] = NULL; /* staging; left */
+    *r = opara__cuda_session_run(s, ins, give_outputs ? outs : NULL);
+    if (*r != OPARA_OK) return 0;
+    ya = give_outputs == 1 ? m->ya : (const float*)opara__cuda_session_output(s, 0);
+    yb = give_outputs == 1 ? m->yb : (const float*)opara__cuda_session_output(s, 1);
+    yc = give_outputs ? m->yc : (const float*)opara__cuda_session_output(s, 2);
+    return io_mismatches(m->ya_ref, ya, m->na) == 0 && io_mismatches(m->yb_ref, yb, IO_NB) == 0 &&
+           io_mismatches(m->yc_ref, yc, IO_NB) == 0;
+}
+
+typedef struct io_thread_job {
+    opara__cuda_session* s;
+    io_model* m;
+    int ok;
+    opara_result r;
+} io_thread_job;
+
+static void* io_thread_main(void* arg) {
+    io_thread_job* j = (io_thread_job*)arg;
+    j->ok = io_run_matches(j->s, j->m, 1, &j->r);
+    return NULL;
+}
+
+/* Driver calls of a host graph run of m with pieces of `chunk` bytes, counted from the layout here:
+   push + one copy per piece of the input region (the 256-byte aligned buffers of a, b and c) +
+   cuGraphLaunch + one copy per output piece (ya in pieces, yb and yc in one each) + a record and a
+   synchronize per event (after each group of >= chunk bytes but the last) + the closing
+   cuStreamSynchronize + pop. */
+static uint64_t io_graph_calls(const io_model* m, size_t chunk) {
+    size_t al = 256, a_bytes = (size_t)m->na * 4, b_off = (a_bytes + al - 1) / al * al;
+    size_t in_bytes = b_off + 2 * al, out_pieces = (a_bytes + chunk - 1) / chunk + 2;
+    size_t left = a_bytes, filled = 0, events = 0, total = a_bytes + 2 * IO_NB * 4, done = 0;
+    while (left) { /* ya's pieces (yb's and yc's follow: no event after ya's last piece can be the last) */
+        size_t piece = left < chunk ? left : chunk;
+        left -= piece, filled += piece, done += piece;
+        if (filled >= chunk && done < total) ++events, filled = 0;
+    }
+    return 2 + (in_bytes + chunk - 1) / chunk + 1 + out_pieces + 2 * events + 1;
+}
+
+/* Host runs go through the pinned staging in pieces: an input split over several pieces, not a
+   multiple of the piece, a piece holding the end of one input and two whole small ones, outputs in
+   several pieces with the events between groups. Both modes, pieces of
+   4000 bytes and the default (512 KiB, with an input of 3 pieces and some), outputs given, not given
+   (left in the staging), given as the staging itself, and a run from another thread; the driver calls
+   counted from the layout (small I/O: as many as one copy each). */
+OT_TEST(host_io_goes_through_the_staging_in_pieces) {
+    static const struct { int na; size_t chunk; } cases[] = {{2500, 4000}, {2500, 0}, {300001, 0}};
+    char why[512];
+    unsigned c;
+    int mode;
+    if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    for (c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+        for (mode = 0; mode < 2; ++mode) {
+            io_model m;
+            opara__cuda_options o = options(mode ? OPARA__CUDA_GRAPH : OPARA__CUDA_EAGER);
+            opara__cuda_session* s = NULL;
+            opara__cuda_info info;
+            io_thread_job job;
+            pthread_t th;
+            opara_result r;
+            int give;
+            REQUIRE(io_model_make(&m, cases[c].na));
+            o.io_chunk = cases[c].chunk;
+            r = opara__cuda_session_create(m.rt, &m.g, &o, &s);
+            if (r != OPARA_OK) OT_LOG("session: %s", opara_runtime_last_error(m.rt));
+            REQUIRE(r == OPARA_OK);
+            for (give = 1; give >= 0; --give) { /* given; then NULL: left in the staging */
+                int ok = io_run_matches(s, &m, give, &r);
+                CHECK_EQ(OPARA_OK, r);
+                if (!ok) OT_LOG("a=%d chunk=%zu %s outputs %s: outputs differ", cases[c].na, cases[c].chunk,
+                                mode_name(mode), give ? "given" : "not given");
+                CHECK(ok);
+            }
+            CHECK(io_run_matches(s, &m, 2, &r));
+            CHECK_EQ(OPARA_OK, r);
+            opara__cuda_session_info(s, &info);
+            if (mode) CHECK_EQ((long long)io_graph_calls(&m, cases[c].chunk ? cases[c].chunk : 512 * 1024),
+                               (long long)info.driver_calls_last_run);
+            /* inputs and outputs within one piece: what a single copy of the input region and one copy per
+               output made (push, copy in, launch, 3 copies out, synchronize, pop) */
+            if (mode && cases[c].na == 2500 && !cases[c].chunk) CHECK_EQ(8, (long long)info.driver_calls_last_run);
+            printf("host I/O: a of %7d floats, pieces of %6zu bytes, %s: %llu driver calls per run\n", cases[c].na,
+                   cases[c].chunk ? cases[c].chunk : (size_t)512 * 1024, mode_name(mode),
+                   (unsigned long long)info.driver_calls_last_run);
+            job.s = s, job.m = &m, job.ok = 0, job.r = OPARA_ERR_INVALID_STATE;
+            REQUIRE(pthread_create(&th, NULL, io_thread_main, &job) == 0);
+            pthread_join(th, NULL);
+            CHECK_EQ(OPARA_OK, job.r);
+            CHECK(job.ok);
+            opara__cuda_session_destroy(s);
+            io_model_free(&m);
+        }
+}
+
+/* Fault injection into the session's copy of the driver table: the nth call of one function fails
+   with INVALID_VALUE; every cuStreamSynchronize after that failure is counted (the run must wait
+   for what it queued before returning). */
+static struct {
+    opara_cuda_driver real;
+    int fail_at, calls, syncs_after;
+    opara_CUresult code;
+} io_fault;
+
+static opara_CUresult io_fault_hit(void) {
+    if (++io_fault.calls == io_fault.fail_at) return io_fault.code;
+    return OPARA_CUDA_SUCCESS;
+}
+static opara_CUresult io_fail_htod(opara_CUdeviceptr d, const void* h, size_t n, opara_CUstream st) {
+    opara_CUresult r = io_fault_hit();
+    return r ? r : io_fault.real.cuMemcpyHtoDAsync_v2(d, h, n, st);
+}
+static opara_CUresult io_fail_dtoh(void* h, opara_CUdeviceptr d, size_t n, opara_CUstream st) {
+    opara_CUresult r = io_fault_hit();
+    return r ? r : io_fault.real.cuMemcpyDtoHAsync_v2(h, d, n, st);
+}
+static opara_CUresult io_fail_event_sync(opara_CUevent e) {
+    opara_CUresult r = io_fault_hit();
+    return r ? r : io_fault.real.cuEventSynchronize(e);
+}
+static opara_CUresult io_count_sync(opara_CUstream st) {
+    if (io_fault.calls >= io_fault.fail_at) io_fault.syncs_after++;
+    return io_fault.real.cuStreamSynchronize(st);
+}
+
+/* A copy failing in the middle of the pipeline (the second input piece, the second output piece)
+   and a failing wait for an output group: a clear error naming the step, the run waited for what it
+   had queued, and the session's next run is correct. */
+OT_TEST(a_copy_failing_mid_pipeline_is_a_clear_error_and_the_session_runs_on) {
+    static const char* const what[3] = {"copying the inputs to the device", "copying an output", "running the model"};
+    char why[512];
+    int k, mode;
+    if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    for (mode = 0; mode < 2; ++mode)
+        for (k = 0; k < 3; ++k) {
+            io_model m;
+            opara__cuda_options o = options(mode ? OPARA__CUDA_GRAPH : OPARA__CUDA_EAGER);
+            opara__cuda_session* s = NULL;
+            opara_result r;
+            REQUIRE(io_model_make(&m, 2500));
+            o.io_chunk = 4000;
+            REQUIRE(opara__cuda_session_create(m.rt, &m.g, &o, &s) == OPARA_OK);
+            memset(&io_fault, 0, sizeof io_fault);
+            io_fault.real = s->cu;
+            io_fault.fail_at = 2;
+            io_fault.code = OPARA_CUDA_ERROR_INVALID_VALUE;
+            if (k == 0) s->cu.cuMemcpyHtoDAsync_v2 = io_fail_htod;
+            if (k == 1) s->cu.cuMemcpyDtoHAsync_v2 = io_fail_dtoh;
+            if (k == 2) s->cu.cuEventSynchronize = io_fail_event_sync;
+            s->cu.cuStreamSynchronize = io_count_sync;
+            CHECK(!io_run_matches(s, &m, 1, &r));
+            CHECK_EQ(OPARA_ERR_CUDA, r);
+            CHECK(strstr(opara__cuda_session_last_error(s), what[k]) != NULL);
+            CHECK(strstr(opara__cuda_session_last_error(s), "CUDA_ERROR_INVALID_VALUE") != NULL);
+            CHECK_EQ(2, io_fault.calls); /* the failed call stopped the pipeline */
+            CHECK_EQ(1, io_fault.syncs_after); /* and what was queued was waited for */
+            OT_LOG("%s, fault %d: %s", mode_name(mode), k, opara__cuda_session_last_error(s));
+            s->cu = io_fault.real;
+            CHECK(io_run_matches(s, &m, 1, &r));
+            CHECK_EQ(OPARA_OK, r);
+            opara__cuda_session_destroy(s);
+            io_model_free(&m);
+        }
+}
+
 /* A session whose graph setup fails one way or another falls back to eager and stays correct. */
 static void check_fallback(opara_test* T, const char* key, int use_break, const char* expect) {
     test_model m;
@@ -1179,6 +1416,51 @@ OT_TEST(a_cuda_session_writes_its_plan_dot) {
     free(p);
 }
 
+/* One public host run of the io model: outputs named out of order, yc twice, yb not asked for (read
+   back with opara_session_output_data); 1 when each equals the reference. */
+static int io_public_run_matches(opara_session* s, io_model* m) {
+    float yc2[IO_NB];
+    opara_tensor in[3], out[3];
+    const float* yb;
+    uint32_t i;
+    for (i = 0; i < 3; ++i) in[i] = tensor_of(s, 0, i, i == 0 ? m->a : i == 1 ? m->b : m->c);
+    out[0] = tensor_of(s, 1, 2, m->yc), out[1] = tensor_of(s, 1, 0, m->ya), out[2] = tensor_of(s, 1, 2, yc2);
+    out[0].name = out[2].name = "yc", out[1].name = "ya";
+    memset(m->ya, 0, (size_t)m->na * sizeof(float)), memset(m->yc, 0, sizeof m->yc), memset(yc2, 0, sizeof yc2);
+    if (opara_session_run(s, in, 3, out, 3) != OPARA_OK) return 0;
+    yb = (const float*)opara_session_output_data(s, 1);
+    return yb && io_mismatches(m->ya_ref, m->ya, m->na) == 0 && io_mismatches(m->yb_ref, yb, IO_NB) == 0 &&
+           io_mismatches(m->yc_ref, m->yc, IO_NB) == 0 && io_mismatches(m->yc_ref, yc2, IO_NB) == 0;
+}
+
+/* opara_session_run hands the caller's output pointers to the backend, so a CUDA host run copies
+   each output group to them as it comes back (an input of 3 default pieces and some, an output of
+   as many with two events): the CPU and CUDA backends give the reference, for outputs named out of
+   order, one named twice (the second copy from the backend's output) and one not asked for. */
+OT_TEST(public_host_runs_deliver_outputs_from_the_pipeline) {
+    io_model m;
+    opara_model* model = NULL;
+    char why[512];
+    int be;
+    if (!driver_loads(why, sizeof why)) SKIP("no CUDA driver: %s", why);
+    use_test_libraries();
+    REQUIRE(io_model_make(&m, 300001));
+    REQUIRE(opara__model_from_graph(m.rt, &m.g, &model) == OPARA_OK);
+    for (be = 0; be < 3; ++be) {
+        opara_session* s = NULL;
+        opara_session_desc d = cuda_desc(be - 1);
+        if (be == 0) memset(&d, 0, sizeof d), d.backend = OPARA_BACKEND_CPU;
+        REQUIRE(opara_session_create(m.rt, model, &d, &s) == OPARA_OK);
+        if (!io_public_run_matches(s, &m)) {
+            OT_LOG("%s: %s", be ? cuda_mode_names[be - 1] : "cpu", opara_session_last_error(s));
+            CHECK(0);
+        }
+        opara_session_destroy(s);
+    }
+    opara_model_destroy(model);
+    io_model_free(&m); /* its graph is empty: moved into the model */
+}
+
 OT_TEST(run_device_matches_a_host_run) {
     public_model* p;
     host_driver h;
@@ -1627,6 +1909,9 @@ static const opara_test_case tests[] = {
     OT_CASE(all_modes_match_the_reference_under_five_seeds),
     OT_CASE(captured_graph_orders_ops_as_the_plan_does),
     OT_CASE(graph_run_makes_a_constant_number_of_driver_calls),
+    OT_CASE(host_io_goes_through_the_staging_in_pieces),
+    OT_CASE(a_copy_failing_mid_pipeline_is_a_clear_error_and_the_session_runs_on),
+    OT_CASE(public_host_runs_deliver_outputs_from_the_pipeline),
     OT_CASE(capture_failures_fall_back_to_eager_with_the_reason),
     OT_CASE(allocation_failure_is_a_clear_error_and_frees_everything),
     OT_CASE(old_driver_and_missing_libraries),

@@ -21,7 +21,8 @@ struct opara_session {
     void* be;                   /* its object for this session */
     const opara__plan* plan;    /* the plan in use (the backend owns it) */
     const void** in;            /* [n_inputs] the caller's input data of the current run */
-    void** dev_out;             /* [n_outputs] a device run's output pointers (NULL: not copied) */
+    void** out_ptrs;            /* [n_outputs] a run's output pointers (NULL: not copied; host runs keep every
+                                   output in the backend too) */
     uint8_t* given; /* [n_inputs] scratch of run: which inputs were supplied */
     volatile int32_t busy;
     opara_run_stats stats;
@@ -120,8 +121,8 @@ static opara_result opara__session_shapes(opara_session* s, const opara_session_
     s->descs = (opara__op_desc*)opara__calloc(s->rt, g->n_nodes ? g->n_nodes : 1, sizeof *s->descs);
     s->given = (uint8_t*)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, 1);
     s->in = (const void**)opara__calloc(s->rt, g->n_inputs ? g->n_inputs : 1, sizeof *s->in);
-    s->dev_out = (void**)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof *s->dev_out);
-    if (!inferred || !s->descs || !s->given || !s->in || !s->dev_out) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
+    s->out_ptrs = (void**)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof *s->out_ptrs);
+    if (!inferred || !s->descs || !s->given || !s->in || !s->out_ptrs) return opara__fail(s->rt, OPARA_ERR_OUT_OF_MEMORY, "session: out of memory");
     return opara__session_infer(s->rt, g, d->batch_size, s->shapes, s->params, s->dtypes, s->value_bytes);
 }
 
@@ -258,7 +259,7 @@ OPARADEF void opara_session_destroy(opara_session* s) {
     if (!s) return;
     if (s->backend) s->backend->destroy(s->be); /* the plan with it */
     opara__free(s->rt, (void*)s->in);
-    opara__free(s->rt, s->dev_out);
+    opara__free(s->rt, s->out_ptrs);
     opara__free(s->rt, s->shapes);
     opara__free(s->rt, s->dtypes);
     opara__free(s->rt, s->value_bytes);
@@ -359,28 +360,28 @@ static int32_t opara__session_output_at(opara_session* s, const opara_tensor* ou
     return *r == OPARA_OK ? at : -1;
 }
 
-static opara_result opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
+/* After a host run: the backend filled one tensor per graph output (opara__session_output_ptrs); a
+   tensor naming an output that an earlier one named gets its copy here. */
+static void opara__session_outputs(opara_session* s, opara_tensor* outputs, uint32_t n) {
     uint32_t i;
-    opara_result r = OPARA_OK;
     for (i = 0; i < n; ++i) {
-        int32_t at = opara__session_output_at(s, outputs, i, &r), v;
-        if (at < 0) return r;
+        int32_t at = opara__session_match(s, s->g->outputs, s->g->n_outputs, outputs[i].name, i), v;
+        if (at < 0 || outputs[i].data == s->out_ptrs[at]) continue; /* checked before the run */
         v = s->g->outputs[at];
         if (s->value_bytes[v]) memcpy(outputs[i].data, s->backend->output(s->be, (uint32_t)at), (size_t)s->value_bytes[v]);
     }
-    return OPARA_OK;
 }
 
-/* A device run's output pointers, checked here before anything runs (the inputs' by
+/* A run's output pointers (host or device), checked here before anything runs (the inputs' by
    opara__session_inputs); outputs not asked for stay NULL (not copied). */
-static opara_result opara__session_device_io(opara_session* s, const opara_tensor* outputs, uint32_t n) {
+static opara_result opara__session_output_ptrs(opara_session* s, const opara_tensor* outputs, uint32_t n) {
     uint32_t i;
     opara_result r = OPARA_OK;
-    for (i = 0; i < s->g->n_outputs; ++i) s->dev_out[i] = NULL;
+    for (i = 0; i < s->g->n_outputs; ++i) s->out_ptrs[i] = NULL;
     for (i = 0; i < n; ++i) {
         int32_t at = opara__session_output_at(s, outputs, i, &r);
         if (at < 0) return r;
-        s->dev_out[at] = outputs[i].data;
+        s->out_ptrs[at] = outputs[i].data;
     }
     return OPARA_OK;
 }
@@ -400,12 +401,12 @@ static opara_result opara__session_run(opara_session* s, const opara_tensor* inp
                                 s->backend->title);
     else if ((n_inputs && !inputs) || (n_outputs && !outputs)) r = opara__session_fail(s, OPARA_ERR_INVALID_ARGS, "%s: NULL tensors", what);
     else r = opara__session_inputs(s, inputs, n_inputs);
-    if (r == OPARA_OK && device) r = opara__session_device_io(s, outputs, n_outputs);
+    if (r == OPARA_OK) r = opara__session_output_ptrs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
-        r = device ? s->backend->run_device(s->be, s->in, s->dev_out) : s->backend->run(s->be, s->in);
+        r = device ? s->backend->run_device(s->be, s->in, s->out_ptrs) : s->backend->run(s->be, s->in, s->out_ptrs);
         if (r != OPARA_OK) opara__session_fail(s, r, "%s: %s", what, s->backend->last_error(s->be));
     }
-    if (r == OPARA_OK && !device) r = opara__session_outputs(s, outputs, n_outputs);
+    if (r == OPARA_OK && !device) opara__session_outputs(s, outputs, n_outputs);
     if (r == OPARA_OK) {
         uint64_t dt = opara__now_ns() - t0;
         if (!device) s->has_outputs = 1;

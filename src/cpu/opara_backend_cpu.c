@@ -785,14 +785,21 @@ static opara_result opara__cpu_backend_create(void* be, opara__plan* plan) {
     return OPARA_OK;
 }
 
-static opara_result opara__cpu_backend_run(void* be, const void* const* inputs) {
+static opara_result opara__cpu_backend_run(void* be, const void* const* inputs, void* const* outputs) {
     opara__cpu_backend* b = (opara__cpu_backend*)be;
     uint32_t i;
+    opara_result r;
     for (i = 0; i < b->g->n_inputs; ++i) {
         int32_t v = b->g->inputs[i];
         if (b->value_bytes[v]) memcpy(opara__cpu_exec_value_data(b->exec, v), inputs[i], (size_t)b->value_bytes[v]);
     }
-    return opara__cpu_exec_run(b->exec, b->error, sizeof b->error);
+    r = opara__cpu_exec_run(b->exec, b->error, sizeof b->error);
+    for (i = 0; r == OPARA_OK && i < b->g->n_outputs; ++i) {
+        int32_t v = b->g->outputs[i];
+        const void* y = opara__cpu_exec_value_data(b->exec, v);
+        if (outputs[i] && outputs[i] != y && b->value_bytes[v]) memcpy(outputs[i], y, (size_t)b->value_bytes[v]);
+    }
+    return r;
 }
 
 static const void* opara__cpu_backend_output(const void* be, uint32_t index) {

@@ -27,6 +27,15 @@
    16 bytes, what their vectorised kernels load. */
 #define OPARA__CUDA_LIB_ALIGN 16u
 #define OPARA__CUDA_FILES 10
+/* Host runs copy inputs and outputs through the pinned staging in pieces of this many bytes, so the
+   DMA of one piece runs while the host copies the next (the runs' copies are pipelined). 512 KiB: a
+   piece costs one driver call (a few us) and the last piece's DMA is not hidden (~20 us at PCIe 4/5
+   rates), so for a few MB the sum is lowest around 0.5 MiB (sqrt(bytes x call time x bandwidth)),
+   and a piece stays in the host's L2 between memcpy and DMA. Defined before including opara.h, it
+   changes the default. */
+#ifndef OPARA_CUDA_IO_CHUNK
+#  define OPARA_CUDA_IO_CHUNK (512u * 1024u)
+#endif
 
 static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "gather", "layout", "logic",
                                                                   "norm", "pool", "quant", "reduce"};
@@ -73,6 +82,10 @@ struct opara__cuda_session {
        here they are asynchronous DMA. */
     uint8_t* host_io;
     uint64_t* output_off; /* [n_outputs] offset of graph output i in host_io */
+    size_t io_chunk;      /* bytes per piece of the pipelined host copies (opara__backend_inputs_in) */
+    uint64_t output_bytes; /* every graph output's bytes together */
+    uint32_t n_out_events;
+    opara_CUevent* out_events; /* [n_out_events] one per group of output pieces but the last (opara__cuda_piece) */
 
     /* One CUDA stream per lane of the plan (streams that never overlap share one, in launch order);
        "stream" below means a CUDA stream, indexed by lane. */
@@ -656,6 +669,54 @@ static opara_result opara__backend_workspaces(opara__cuda_session* s, size_t* to
     return r;
 }
 
+/* One piece of a host run's output copies: the outputs go back in pieces of at most io_chunk bytes,
+   gathered in groups of at least io_chunk bytes; an event recorded after each group but the last
+   lets the host copy a group to the caller while the next one is still in flight (the last group is
+   waited for by the run's closing cuStreamSynchronize, so outputs of less than a chunk cost no more
+   calls than one copy each). Start from a zeroed piece; opara__backend_next_piece gives them in order. */
+typedef struct opara__cuda_piece {
+    uint32_t output;   /* graph output index */
+    size_t off, bytes; /* the piece within the output */
+    uint32_t group;    /* out_events[group] completes it, or the closing synchronize for the last group */
+    int ends_group;    /* an event goes after this piece */
+    uint64_t filled, done; /* bytes of its group / of all outputs up to and including this piece */
+} opara__cuda_piece;
+
+/* A run's caller pointers: host (opara__cuda_session_run) or device (opara__cuda_session_run_device). */
+typedef struct opara__cuda_io {
+    const void* const* in;
+    void* const* out; /* device: NULL entries are not copied; host: NULL (entries) stay in the staging */
+    int device;
+} opara__cuda_io;
+
+static int opara__backend_next_piece(const opara__cuda_session* s, opara__cuda_piece* p) {
+    const opara__graph* g = s->g;
+    uint64_t rest;
+    if (p->ends_group) p->group++, p->filled = 0;
+    p->off += p->bytes;
+    while (p->output < g->n_outputs && p->off >= s->value_bytes[g->outputs[p->output]]) p->output++, p->off = 0;
+    if (p->output >= g->n_outputs) return 0;
+    rest = s->value_bytes[g->outputs[p->output]] - p->off;
+    p->bytes = rest < s->io_chunk ? (size_t)rest : s->io_chunk;
+    p->filled += p->bytes;
+    p->done += p->bytes;
+    p->ends_group = p->filled >= s->io_chunk && p->done < s->output_bytes;
+    return 1;
+}
+
+/* The events that close the groups of output pieces, made once here (a run records them again). */
+static opara_result opara__backend_out_events(opara__cuda_session* s) {
+    opara__cuda_piece p;
+    uint32_t n = 0, i;
+    memset(&p, 0, sizeof p);
+    while (opara__backend_next_piece(s, &p)) n += p.ends_group;
+    s->out_events = (opara_CUevent*)opara__calloc(s->rt, n ? n : 1, sizeof(opara_CUevent));
+    if (!s->out_events) return opara__backend_oom(s);
+    s->n_out_events = n;
+    for (i = 0; i < n; ++i) OPARA__CU_TRY(s, cuEventCreate(&s->out_events[i], 2 /* DISABLE_TIMING */), "cuEventCreate");
+    return OPARA_OK;
+}
+
 /* The pinned staging of host I/O: the input buffers' layout, then every graph output (aligned). */
 static opara_result opara__backend_host_io(opara__cuda_session* s) {
     const opara__graph* g = s->g;
@@ -665,8 +726,10 @@ static opara_result opara__backend_host_io(opara__cuda_session* s) {
     void* p = NULL;
     s->output_off = (uint64_t*)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof(uint64_t));
     if (!s->output_off) return opara__backend_oom(s);
+    s->io_chunk = s->opt.io_chunk ? s->opt.io_chunk : OPARA_CUDA_IO_CHUNK;
     for (i = 0; i < g->n_outputs; ++i) {
         s->output_off[i] = at;
+        s->output_bytes += s->value_bytes[g->outputs[i]];
         if (!opara__add_size(at, (size_t)s->value_bytes[g->outputs[i]], &end) || !opara__add_size(end, OPARA__CUDA_ALIGN - 1, &end))
             return opara__backend_fail(s, OPARA_ERR_LIMIT_EXCEEDED, "CUDA backend: the host staging buffers overflow size_t");
         at = end / OPARA__CUDA_ALIGN * OPARA__CUDA_ALIGN;
@@ -679,7 +742,7 @@ static opara_result opara__backend_host_io(opara__cuda_session* s) {
                                "%s (%d)", (unsigned long long)at, opara_cuda_driver_result_name(&s->cu, cr), (int)cr);
     s->host_io = (uint8_t*)p;
     memset(s->host_io, 0, at);
-    return OPARA_OK;
+    return opara__backend_out_events(s);
 }
 
 /* Constants (uploaded once), static input buffers, the arena, the kernels' meta/aux tables and
@@ -1095,6 +1158,9 @@ static void opara__backend_free_device(opara__cuda_session* s) {
         for (i = 0; i < n_streams; ++i)
             if (s->join_events[i]) OPARA__CU(s, cuEventDestroy_v2(s->join_events[i]));
     if (s->fork_event) OPARA__CU(s, cuEventDestroy_v2(s->fork_event));
+    if (s->out_events)
+        for (i = 0; i < s->n_out_events; ++i)
+            if (s->out_events[i]) OPARA__CU(s, cuEventDestroy_v2(s->out_events[i]));
     if (s->streams)
         for (i = 0; i < n_streams; ++i)
             if (s->streams[i]) OPARA__CU(s, cuStreamDestroy_v2(s->streams[i]));
@@ -1138,6 +1204,7 @@ OPARA__PRIVATE void opara__cuda_session_destroy(opara__cuda_session* s) {
     opara__free(rt, s->const_off);
     opara__free(rt, s->input_off);
     opara__free(rt, s->output_off);
+    opara__free(rt, s->out_events);
     opara__free(rt, s->skip);
     opara__free(rt, s->prof);
     opara__free(rt, s->measured);
@@ -1323,43 +1390,110 @@ static opara_result opara__backend_execute(opara__cuda_session* s) {
 /* A device address given as a pointer (the public API's tensor data). */
 static opara_CUdeviceptr opara__backend_devptr(const void* p) { return (opara_CUdeviceptr)(uintptr_t)p; }
 
-/* One run in the pushed context, all on the origin stream: inputs in (host: one copy of the pinned
-   staging; device: one copy per input from the caller's pointers), the plan, outputs out (host:
-   into the pinned staging; device: to the caller's pointers where given), synchronize. A failure
-   still waits for what was queued, so no copy is left reading or writing the staging. */
-static opara_result opara__backend_run(opara__cuda_session* s, const void* const* dev_in, void* const* dev_out) {
+/* Host inputs in, pipelined: the input region goes in pieces of io_chunk bytes; each piece's
+   cuMemcpyHtoDAsync (from pinned memory, so asynchronous) is queued as soon as the host has copied
+   the caller's bytes of it into the staging, and its DMA runs while the host copies the next piece.
+   Inputs of less than a chunk make one copy, as a single copy of the region did. */
+static opara_result opara__backend_inputs_in(opara__cuda_session* s, const void* const* inputs) {
     const opara__graph* g = s->g;
-    opara_CUstream origin = s->streams[0];
-    opara_CUresult cr = OPARA_CUDA_SUCCESS;
-    opara_result r;
+    size_t at, end;
     uint32_t i;
-    if (!dev_in && s->input_bytes) cr = OPARA__CU(s, cuMemcpyHtoDAsync_v2(s->inputs, s->host_io, s->input_bytes, origin));
-    for (i = 0; dev_in && cr == OPARA_CUDA_SUCCESS && i < g->n_inputs; ++i) {
+    for (at = 0; at < s->input_bytes; at = end) {
+        opara_CUresult cr;
+        end = s->input_bytes - at > s->io_chunk ? at + s->io_chunk : s->input_bytes;
+        for (i = 0; i < g->n_inputs; ++i) { /* the part of each input that lies in [at, end) */
+            int32_t v = g->inputs[i];
+            size_t off = (size_t)s->input_off[v], stop = off + (size_t)s->value_bytes[v];
+            size_t from = off > at ? off : at, to = stop < end ? stop : end;
+            if (from < to) memcpy(s->host_io + from, (const uint8_t*)inputs[i] + (from - off), to - from);
+        }
+        cr = OPARA__CU(s, cuMemcpyHtoDAsync_v2(s->inputs + at, s->host_io + at, end - at, s->streams[0]));
+        if (cr != OPARA_CUDA_SUCCESS) return opara__backend_cu_fail(s, cr, "copying the inputs to the device");
+    }
+    return OPARA_OK;
+}
+
+/* Device inputs in: one copy per input from the caller's pointers. */
+static opara_result opara__backend_inputs_device(opara__cuda_session* s, const void* const* dev_in) {
+    const opara__graph* g = s->g;
+    uint32_t i;
+    for (i = 0; i < g->n_inputs; ++i) {
         int32_t v = g->inputs[i];
         if (s->value_bytes[v])
-            cr = OPARA__CU(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], opara__backend_devptr(dev_in[i]),
-                                                   (size_t)s->value_bytes[v], origin));
+            OPARA__CU_TRY(s, cuMemcpyDtoDAsync_v2(s->inputs + s->input_off[v], opara__backend_devptr(dev_in[i]),
+                                                  (size_t)s->value_bytes[v], s->streams[0]),
+                          "copying the inputs to the device");
     }
-    r = cr == OPARA_CUDA_SUCCESS ? opara__backend_execute(s) : opara__backend_cu_fail(s, cr, "copying the inputs to the device");
-    for (i = 0; r == OPARA_OK && i < g->n_outputs; ++i) {
+    return OPARA_OK;
+}
+
+/* Outputs out: device runs copy to the caller's pointers where given; host runs queue every output
+   piece into the staging and an event after each group but the last (opara__cuda_piece). */
+static opara_result opara__backend_outputs_out(opara__cuda_session* s, void* const* dev_out) {
+    const opara__graph* g = s->g;
+    opara_CUstream origin = s->streams[0];
+    opara__cuda_piece p;
+    uint32_t i;
+    for (i = 0; dev_out && i < g->n_outputs; ++i) {
         int32_t v = g->outputs[i];
-        size_t bytes = (size_t)s->value_bytes[v];
-        if (bytes == 0 || (dev_out && !dev_out[i])) continue;
-        cr = dev_out ? OPARA__CU(s, cuMemcpyDtoDAsync_v2(opara__backend_devptr(dev_out[i]), opara__backend_value_addr(s, v), bytes, origin))
-                     : OPARA__CU(s, cuMemcpyDtoHAsync_v2(s->host_io + s->output_off[i], opara__backend_value_addr(s, v), bytes, origin));
-        if (cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "copying an output");
+        if (s->value_bytes[v] && dev_out[i])
+            OPARA__CU_TRY(s, cuMemcpyDtoDAsync_v2(opara__backend_devptr(dev_out[i]), opara__backend_value_addr(s, v),
+                                                  (size_t)s->value_bytes[v], origin), "copying an output");
     }
-    cr = OPARA__CU(s, cuStreamSynchronize(origin));
+    memset(&p, 0, sizeof p);
+    while (!dev_out && opara__backend_next_piece(s, &p)) {
+        size_t off = (size_t)s->output_off[p.output] + p.off;
+        OPARA__CU_TRY(s, cuMemcpyDtoHAsync_v2(s->host_io + off, opara__backend_value_addr(s, g->outputs[p.output]) + p.off,
+                                              p.bytes, origin), "copying an output");
+        if (p.ends_group) OPARA__CU_TRY(s, cuEventRecord(s->out_events[p.group], origin), "cuEventRecord (outputs)");
+    }
+    return OPARA_OK;
+}
+
+/* Copies the output pieces of groups [from, to) from the staging to the caller's pointers (NULL, or
+   the staging itself: nothing to copy), waiting for each group's event first: the host copies one
+   group while the next is still coming back. to > n_out_events: the last group, which the caller
+   has synchronized. */
+static opara_result opara__backend_outputs_deliver(opara__cuda_session* s, void* const* outputs, uint32_t from, uint32_t to) {
+    opara__cuda_piece p;
+    uint32_t waited = from;
+    memset(&p, 0, sizeof p);
+    while (opara__backend_next_piece(s, &p) && p.group < to) {
+        uint8_t* staged = s->host_io + s->output_off[p.output];
+        if (p.group < from) continue;
+        if (p.group >= waited && p.group < s->n_out_events) {
+            OPARA__CU_TRY(s, cuEventSynchronize(s->out_events[p.group]), "running the model");
+            waited = p.group + 1;
+        }
+        if (outputs && outputs[p.output] && outputs[p.output] != (void*)staged)
+            memcpy((uint8_t*)outputs[p.output] + p.off, staged + p.off, p.bytes);
+    }
+    return OPARA_OK;
+}
+
+/* One run in the pushed context, all on the origin stream: inputs in (host: pipelined through the
+   pinned staging; device: one copy per input from the caller's pointers), the plan, outputs out
+   (host: pipelined into the staging and on to the caller's pointers where given; device: to the
+   caller's pointers where given), synchronize. A failure still waits for what was queued, so no copy
+   is left reading or writing the staging. */
+static opara_result opara__backend_run(opara__cuda_session* s, const opara__cuda_io* io) {
+    opara_CUresult cr;
+    opara_result r = io->device ? opara__backend_inputs_device(s, io->in) : opara__backend_inputs_in(s, io->in);
+    if (r == OPARA_OK) r = opara__backend_execute(s);
+    if (r == OPARA_OK) r = opara__backend_outputs_out(s, io->device ? io->out : NULL);
+    if (r == OPARA_OK && !io->device) r = opara__backend_outputs_deliver(s, io->out, 0, s->n_out_events);
+    cr = OPARA__CU(s, cuStreamSynchronize(s->streams[0]));
     if (r == OPARA_OK && cr != OPARA_CUDA_SUCCESS) r = opara__backend_cu_fail(s, cr, "running the model");
+    if (r == OPARA_OK && !io->device) r = opara__backend_outputs_deliver(s, io->out, s->n_out_events, UINT32_MAX);
     return r;
 }
 
 /* A run from any thread: the session's context is pushed over the caller's and popped. */
-static opara_result opara__backend_run_entry(opara__cuda_session* s, const void* const* dev_in, void* const* dev_out) {
+static opara_result opara__backend_run_entry(opara__cuda_session* s, const opara__cuda_io* io) {
     uint64_t before = s->calls;
     opara_result r = opara__cuda_session_enter(s);
     if (r != OPARA_OK) return r;
-    r = opara__backend_run(s, dev_in, dev_out);
+    r = opara__backend_run(s, io);
     opara__backend_leave(s);
     s->calls_last_run = s->calls - before;
     return r;
@@ -1368,30 +1502,30 @@ static opara_result opara__backend_run_entry(opara__cuda_session* s, const void*
 OPARA__PRIVATE opara_result opara__cuda_session_run(opara__cuda_session* s, const void* const* inputs,
                                                    void* const* outputs) {
     const opara__graph* g = s->g;
+    opara__cuda_io io;
     uint32_t i;
-    opara_result r;
-    for (i = 0; i < g->n_inputs; ++i) {
-        int32_t v = g->inputs[i];
-        if (s->value_bytes[v] == 0) continue;
-        if (!inputs || !inputs[i]) return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
-        memcpy(s->host_io + s->input_off[v], inputs[i], (size_t)s->value_bytes[v]);
-    }
-    r = opara__backend_run_entry(s, NULL, NULL);
-    for (i = 0; r == OPARA_OK && outputs && i < g->n_outputs; ++i)
-        if (outputs[i] && outputs[i] != (void*)(s->host_io + s->output_off[i]) && s->value_bytes[g->outputs[i]])
-            memcpy(outputs[i], s->host_io + s->output_off[i], (size_t)s->value_bytes[g->outputs[i]]);
-    return r;
+    for (i = 0; i < g->n_inputs; ++i)
+        if (s->value_bytes[g->inputs[i]] && (!inputs || !inputs[i]))
+            return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u is NULL", i);
+    io.in = inputs;
+    io.out = outputs;
+    io.device = 0;
+    return opara__backend_run_entry(s, &io);
 }
 
 OPARA__PRIVATE opara_result opara__cuda_session_run_device(opara__cuda_session* s, const void* const* inputs,
                                                           void* const* outputs) {
     const opara__graph* g = s->g;
+    opara__cuda_io io;
     uint32_t i;
     for (i = 0; i < g->n_inputs; ++i)
         if (s->value_bytes[g->inputs[i]] && (!inputs || !inputs[i]))
             return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: input %u has no device pointer", i);
     if (!outputs) return opara__backend_fail(s, OPARA_ERR_INVALID_ARGS, "CUDA backend: no output device pointers");
-    return opara__backend_run_entry(s, inputs, outputs);
+    io.in = inputs;
+    io.out = outputs;
+    io.device = 1;
+    return opara__backend_run_entry(s, &io);
 }
 
 OPARA__PRIVATE const void* opara__cuda_session_output(const opara__cuda_session* s, uint32_t index) {

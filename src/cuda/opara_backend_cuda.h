@@ -221,6 +221,8 @@ typedef struct opara__cuda_options {
     const char* cupti_path;      /* NULL: OPARA_CUPTI, else the search list; "none": do not try CUPTI */
     const struct opara__cuda_op_profile* measured; /* [n_nodes] from a profiling run (set by the profiler; open copies them) */
     uint32_t eager_stream_cap;   /* EAGER: the plan gets at most this many streams (0: opt.plan's stream_cap) */
+    size_t io_chunk;             /* host runs: bytes per piece of the pipelined input/output copies (0:
+                                    OPARA_CUDA_IO_CHUNK); tests make it small to split tiny models */
     opara_logger logger;         /* where the session's messages go, its creation's failures included (the
                                     session's logger); zero: the runtime's */
 } opara__cuda_options;

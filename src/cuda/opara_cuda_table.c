@@ -94,8 +94,8 @@ static opara_result opara__cuda_table_create(void* be, opara__plan* plan) {
     return opara__cuda_session_prepare((opara__cuda_session*)be, plan);
 }
 
-static opara_result opara__cuda_table_run(void* be, const void* const* inputs) {
-    return opara__cuda_session_run((opara__cuda_session*)be, inputs, NULL);
+static opara_result opara__cuda_table_run(void* be, const void* const* inputs, void* const* outputs) {
+    return opara__cuda_session_run((opara__cuda_session*)be, inputs, outputs);
 }
 
 static opara_result opara__cuda_table_run_device(void* be, const void* const* inputs, void* const* outputs) {

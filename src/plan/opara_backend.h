@@ -48,8 +48,10 @@ typedef struct opara__backend {
     /* Takes over plan (verified; freed with the object, also on failure). */
     opara_result (*create)(void* be, opara__plan* plan);
     /* inputs[i]: host data of graph input i (sizes from the shapes); the outputs stay in the
-       backend (output). Failures go to last_error (runs may happen on any thread). */
-    opara_result (*run)(void* be, const void* const* inputs);
+       backend (output), and graph output i is also copied to outputs[i] where that is not NULL (the
+       CUDA backend as each piece comes back from the device). Failures go to last_error (runs may
+       happen on any thread); the outputs' contents are then unspecified. */
+    opara_result (*run)(void* be, const void* const* inputs, void* const* outputs);
     /* The same with device pointers (outputs[i] NULL: not copied); NULL when the backend has none. */
     opara_result (*run_device)(void* be, const void* const* inputs, void* const* outputs);
     /* Graph output `index` of the last host run. */
