@@ -51,18 +51,30 @@ OPARA_DEVICE float opara__k_row_elem(const float* row, int j, int len)
     return j < len ? row[j] : -OPARA_INF_F32;
 }
 
-/* Lane `lane` of the `lanes` threads of a row publishes v in buf[t] and every lane of the row
- * reduces the row's partials in the same order (op 0: sum, 1: max with NaN). One barrier: call it
- * from every thread of the block; buf is not reused afterwards, so no second barrier. */
+OPARA_DEVICE float opara__k_row_combine(float a, float b, int op)
+{
+    return op ? opara__k_max_nan(a, b) : a + b;
+}
+
+/* Each of the `lanes` threads of a row publishes its v in buf and every lane of the row combines
+ * the row's partials in the same order (op 0: sum, 1: max with NaN), in four independent chains
+ * (lanes is a power of two) to shorten the dependent latency. One barrier: call it from every
+ * thread of the block; buf is not reused afterwards, so no second barrier. */
 OPARA_DEVICE float opara__k_row_reduce(float* buf, float v, int lanes, int op)
 {
     int first = (int)threadIdx.x - (int)threadIdx.x % lanes, k;
-    float r;
+    float r0, r1, r2, r3;
     buf[threadIdx.x] = v;
     __syncthreads();
-    r = buf[first];
-    for (k = 1; k < lanes; ++k) r = op ? opara__k_max_nan(r, buf[first + k]) : r + buf[first + k];
-    return r;
+    if (lanes < 4) return lanes == 1 ? buf[first] : opara__k_row_combine(buf[first], buf[first + 1], op);
+    r0 = buf[first], r1 = buf[first + 1], r2 = buf[first + 2], r3 = buf[first + 3];
+    for (k = 4; k < lanes; k += 4) {
+        r0 = opara__k_row_combine(r0, buf[first + k], op);
+        r1 = opara__k_row_combine(r1, buf[first + k + 1], op);
+        r2 = opara__k_row_combine(r2, buf[first + k + 2], op);
+        r3 = opara__k_row_combine(r3, buf[first + k + 3], op);
+    }
+    return opara__k_row_combine(opara__k_row_combine(r0, r1, op), opara__k_row_combine(r2, r3, op), op);
 }
 
 /* Softmax (log_form 0) or LogSoftmax (1) over contiguous rows of len elements (the last axis), for
