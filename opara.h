@@ -34001,7 +34001,7 @@ typedef struct opara__gelu_match {
 static int opara__gelu_const(opara__imp* im, int32_t c, int32_t x, double want) {
     const opara__graph* g = im->g;
     if (!opara__const_f32(g, c, 1) || g->values[c].shape.ndim > 1) return 0;
-    if (g->values[c].shape.ndim == 1 && opara__imp_shape(im, x)->ndim < 1) return 0;
+    if (g->values[c].shape.ndim == 1 && (x < 0 || opara__imp_shape(im, x)->ndim < 1)) return 0;
     return fabs(opara__f32_at(&g->values[c], 0) - want) <= 1e-6 * want;
 }
 

@@ -1009,31 +1009,36 @@ static opara_result run_one_node(opara_runtime* rt, pbw* gr, int64_t opset, int3
 enum { GELU_DIV, GELU_MUL_SWAPPED, GELU_HALF_X_FIRST, GELU_TANH_POW, GELU_TANH_MUL_SWAPPED, GELU_N_FORMS };
 enum { GELU_EXACT, GELU_WRONG_CONST, GELU_ERF_READ_TWICE, GELU_MIDDLE_OUTPUT, GELU_HALF_TWICE };
 
-static void gelu_scalar(pbw* g, const char* name, float v) { pbw_tensor_f32(g, 5, name, NULL, 0, &v); }
+/* A scalar constant: rank 0, or shape [1] (rank1: broadcasting it against x changes no shape). */
+static void gelu_scalar(pbw* g, const char* name, float v, int rank1) {
+    static const int64_t one[1] = {1};
+    pbw_tensor_f32(g, 5, name, one, rank1, &v);
+}
 
 /* One GELU chain from x to y as an exporter writes it (form), exactly or with a flaw (miss) that
-   must keep it unfused; x and y without value_info. "e" is the Erf/Tanh output, "a" = Add(e, 1);
-   GELU_ERF_READ_TWICE adds the graph output z = Neg(e), GELU_MIDDLE_OUTPUT makes "a" one. */
+   must keep it unfused; x and y without value_info; GELU_MUL_SWAPPED's constants have shape [1].
+   "e" is the Erf/Tanh output, "a" = Add(e, 1); GELU_ERF_READ_TWICE adds the graph output
+   z = Neg(e), GELU_MIDDLE_OUTPUT makes "a" one. */
 static pbw gelu_graph(int form, int miss) {
     static const int64_t xd[2] = {2, 5};
     pbw g = {0, 0, 0};
-    int tanh_form = form >= GELU_TANH_POW;
-    gelu_scalar(&g, "one", 1.0f);
-    gelu_scalar(&g, "half", miss == GELU_WRONG_CONST && !tanh_form ? 0.51f : 0.5f);
+    int tanh_form = form >= GELU_TANH_POW, rank1 = form == GELU_MUL_SWAPPED;
+    gelu_scalar(&g, "one", 1.0f, rank1);
+    gelu_scalar(&g, "half", miss == GELU_WRONG_CONST && !tanh_form ? 0.51f : 0.5f, rank1);
     if (!tanh_form) {
         if (form == GELU_DIV) {
-            gelu_scalar(&g, "c", 1.4142135f);
+            gelu_scalar(&g, "c", 1.4142135f, rank1);
             pbw_node(&g, "Div", "div", L("x", "c", NULL), L("s", NULL, NULL), NULL);
         } else {
-            gelu_scalar(&g, "c", 0.70710677f);
+            gelu_scalar(&g, "c", 0.70710677f, rank1);
             pbw_node(&g, "Mul", "scale", L("c", "x", NULL), L("s", NULL, NULL), NULL);
         }
         pbw_node(&g, "Erf", "erf", L("s", NULL, NULL), L("e", NULL, NULL), NULL);
     } else {
-        gelu_scalar(&g, "k", miss == GELU_WRONG_CONST ? 0.045f : 0.044715f);
-        gelu_scalar(&g, "c", 0.7978846f);
+        gelu_scalar(&g, "k", miss == GELU_WRONG_CONST ? 0.045f : 0.044715f, rank1);
+        gelu_scalar(&g, "c", 0.7978846f, rank1);
         if (form == GELU_TANH_POW) {
-            gelu_scalar(&g, "three", 3.0f);
+            gelu_scalar(&g, "three", 3.0f, rank1);
             pbw_node(&g, "Pow", "pow", L("x", "three", NULL), L("x3", NULL, NULL), NULL);
             pbw_node(&g, "Mul", "kx3", L("x3", "k", NULL), L("v", NULL, NULL), NULL);
             pbw_node(&g, "Add", "inner", L("x", "v", NULL), L("u", NULL, NULL), NULL);
