@@ -22815,189 +22815,268 @@ static const char opara__ptx_norm[] =
     "k$@7{X$,][!!v!#A,lt!;6hAO7 ~-S60~-C9~-#^y!:1jr!.~-#qc#%F7%~-#}c#t 162~-$kr!O6#P;;6{36_{#;1^s!^65j$B7j$#v"
     ")^66HA8H$~-Y67~-$^!*dz##WZ# ;,~-#T)e80~-#od#q 168~-$wT!%=E9~-#T_#%H+~-#eg!%V.3~-R70~-B7d-!V^#$j-,d-;7j;O"
     "9 d-;7Q]#C7kg#:1ge#b17S]#;1[5$F7%d-#if#]17Y]#:1bf#%A3d-#of#!L4d-$]+F7j$#Td#&j$$HF9HA1H$d-B8]G;8j**T`!:8]"
-    "[%F2d-:8rf%M3d-#ed#q 181d-#^`#&=E2d-#Ve#%H,d-#ZU!$k-4d-:2d-C8|^!#Y|$L1YT#F9nP&C3nX$@3sk${(31:\nret;\n}Yf"
-    "&|(layer_norm]f&+C7#`f&2KO10KO20KI3bg&2K>4KOf%KH5ah&^27ah&^24ah&F1ah&~ 120!bh&a20{#7$eh& _X!O[#o)1U!O3%U"
-    "!I1U!O1%U!I2U!O4%U!G3ui&7'T!*m&%Q47%T!O5&}j&g44%}j&N4ok&$}|%M3A=4x{$(hh%A5al&,Vh&$Xq%/``&#{i$F4Pp!A5kj$B"
-    "4sh&!f{#7 sh&!@!t!,sh&G1sh&>1sh&O1,sh&#k`%*sU!%wl%%j#-sh&G7d{%I8sh&#eh! <3sh&F7sh&e18X[%#g}! n$,sh&H1sh&"
-    "#h$a89`r$$g)O7-`r$S11s.&ar$-Pv&#w&~ , 48a%%W%4Rk&.g}%$ZP!91is#0l^#<8uW&(V`!U5,&3q%%(B7X!<4P*0dU#(l* `G*k"
-    ")>4n%.sf&B4sf&B4Y!G8f(V10g(%H/ne&#dn$K7Qo$$Wo$+Zl#'Te$2oZ$;4uZ$7 Wa&!nZ$'_)$h`#$^)C4v!$p!#}! {r%5S^&Z54w"
-    "!V7,Za&G6lz%+U+(`q%#@O2!Ur#2z#$VX#Z55z#V9,Q$M8]s%,a#'ys#4a#$U~%x d56e0#h#_30d0b51{[&(Q1$j=B5T.G7j=>8z-+y"
-    "[&-n5&R!)y[&#j- QA*aD i+7%PO*|[&<2eg% s!1cW$$g[! Ys#4|[&J3|[&#~`!`13|[&<6Tb!/h{&D1z[&#hw!W82f'.z[&>7tF^7"
-    "7S|&J1x[&:3aS%v 12]_m%E7x[&#m-$g'0QU&:3wx&,S0#jc#$SZ&7!i(W33u%6vY&#s&I7vY&&}}!#](C8g&(g-/tY&C9mM.q%:5h`$"
-    "7!u-,k`$ _=#`j!#U#Xf8RM'Ru$;,Q#-`n#^23~Z&C9uP!+}Z&0pO#fZ$H5pOm 17,A+q{&#h|#]17sOS9,=.sO=1|}!O0$X%(TV!@0t"
-    "OZ10W*/}Z&I5vOA5vOC5vO$oz#H5vOA2XE0vO=1d5O48e%&Z%O6-yOT39yO+X]%$UY&#aP%3uZ$#D%os#+Xf'#U$B0_++i&&(+Pb#<9z"
-    "*/oP!#qQ!$h+ g*+|_!'pP&H1pP&$b(<7uP!^12f0.g)@5g)&|!/j~%T60Z]#)ue#)yP!C6yP!(hU$I2eU$$}T$0yP!;4Rq%C6i[%#oz"
-    "##YT#-_*%^a&'&'^*.cW$!`&0k#$fS!Z64k#&wb&0k#$sb&(&G3ul%,x,/ul%I3jZ$$w$2p$J7jZ$#|t##Vz#.p$$uc&(&*RV!#|*I6j"
-    "0$lr#%`}#0U$<5_p#C6^X&#RT&O0!r3$D#Uk&G9q3#]$^13gq!>3g(%hq!+^c!@1T83w^%$qP! ~,,oT%+VO@2Z2/v^%V15yG mO ~#+"
-    "}V!1v^%a52sN#u2!Yd#/zn%=1zp%.o!#}k!C6lc!$r_&#WS&O3 sNA5w%6p^%=8a$/U;,RV!D1{')py!0p^%O58WN*lM%cr%$mM(j&>7"
-    "Ss%!pn'o qrtX!&Ye&p rcp[r##Sd&0mNW38RL [2#bq'#nZ#*ZO#r5+ZO'~p%-ZO#jX'`65Q8#vz'J8sg(=6zw$C1uV!^32qOC9n[(D"
-    "1`S!G9rf(&pN-cD#V|# _1D4mH)`W(I6hu!@7oE*[!$fb%&[!/^Z$$Y=+YQ!%_P$G9YQ!@4rj$[70=)VF@7`^! tP%7+XP!=5XP!+xF%"
-    "WP&$e<'yw#$SX$:7}P&/s!T62s!`5]>&gR# x>+Yo&#TZ&&dr&#ip&/kx#j!114]qQ&*|>(Xc!.oR!$re$%(J7e*&(K7`)%(J7b)&(O7"
-    "/Ul($QS(&g0C2X_!@2pu!]29pT!#y|'T28y2^21i6.QT)H9pT! p}#-rs%H1ca!$fR$$ea%C1X0$Zr(E2X0$z['=4Zr(.d,$Za&C7TR!"
-    "%^z&/v.@7v.H6|b#K5Y6W76{4H7[N;6uS#<7dQ#%Z!)Qv%2Z!$R3z 77]P|&#ic&#x$,a()|i%J7Z1:7[t$,P7#ob!%l(g29 Z}&f79Z"
-    "}&*f($mW%#kx&+v*;8Xf'O6 a#$|[!Z80x';8r%O7 [!$T,^81y'W6,kP'%x{&)P#$s)=8P#/z':8{N_76S`&,U8(~X&`67p8;8b-O9 "
-    "c%${^!C8`>$cR'G7Q)@9Q)+YD#b8%X)1a#;8W^![84Q)#V5$X)2[!$o,z 85]hR'#bR'#TV&C1P##W,$X)4Q)#Sa%,Zx&(Qa&-f(#r,$"
-    "m(2w$$dDf87YS'*f($~m$#Tb%+a7#[u'%m(2a#$Tn#[88f(#|+$m(2[!%T,F9f(W8,jU'%wQ'(P#$~x'g86!f(:9p}$_88nHc69lg!^2"
-    "2UY$C2xw! }}%-lk#@3{Et 32:ZV$D3[G+ai!G3]U$e91sV!e92sV!@9jA_92[!c31sV!W93{FC9{F$WW&_93UV!)r@E9Q$@7kGA9VJ7"
-    ".YV$=8UV!+^0$n_'/UV!@9UV!H9UV!=9UV!.d.)s]'!nw&(sZ#1lU!#bEg930lU!$g[%%R*K1V($(.@$]j%$(&@7){T!D4o.+UY$A3v)"
-    ".bZ$#^U*({T!O5({T!a40{T!/hZ$`95{T!X96~.C5~.$Rf)E6~.X98`.H7y+$SKZ98m-#uT!G4m-@6m-0z^*d99b4X00b40^<;9^<u 1"
-    "00y.$tg'%md')y.*W#A1V4J7h/:0nY'[98]!#SF%l'1a2%U4C0ej#(~i',h'%wi'=7}i'*f#%fb$N0g#![$#h#c3]hj'$fk'!_#6R'%x"
-    "a$=1^#1T'U4]yi'-~Y'1US!#nd!J7gn#<0}a$O2!t%<4t%,ql&+Vl'+_(A6_(D5i#$Xn!$g(3i#&_.G6_($Tg'=7[g'6_($q9$g(5_(>"
-    "7Sh'(s'&jP'0s'$^<${'3Y%&R/O8!^]'+s'A1S/E1e%$h@${'2i#=1S/.}C&S^'%{]'7 s';1rr%${'4s';1aP&H1rDd72pQ!G6pQ!+s"
-    "`#W37^@O8&{r%~#group${r%+C7#{r%2KO10KO20KO30KI4ws%2KO50KI6st%2KH7st%F7U^+]63rt%u 250st%~ 589*st%+{#7%Y^+"
-    ">9hr%3h+1V!!TW!7#{)2^#O2%V!O4'e]+Y91kx$,bo%7 }]+B9^X$&]l%!Vz*;]u!%{Z%#oT!0xn%#^t#,tn%P2_Zn*,Tr%:5X9+vP(&"
-    "iu*^axQS$C-]p!;2c# D)9#Qj(3mz#[62oo#;2q^+'zn$'dX!%`a(J3f&(mr%<3h]%,gn%92Xe$'Xa+T23ne%!m#70y!%p!`3:w`##at"
-    "# M+PV!)Uq#Y29sP('Wo%!YY$9]XZ*%ZW+$sZ!$~)!nk% j'%>%iR#i)7, -4294967Q#+qy#%gx!I8}k%82jt% Vy#&Yf).g#,o[+;9"
-    "qs#$J;7c(%a!B8a!82V[!+Ts!n 2_6S([5:Xv'$pc$E7qv'<6il%A6||##b|#%n}#,Zl+#~V#$DA4Q,@6V~#`67}1<7zh(.:#[!>8Y%^"
-    "6:VR#'T-.}t!#Y[!G6xb!A4`U+`00x,S30pV#81u9,fX+$`X!%_)[30Sn!$u}#%H`24T#;1jR#q!6+-4R/;3wW!%w+!gr&'S/;3YV!!H"
-    "7!S/%G&ro!B4S/D8S/F9h#-^&%i,=9C)U/$yR!%c!83n]!-U/>9z*E8U/%Pw&.xU(<7xj)A7V/)sZ![70V/#ru#$DA0V/$nQ&#X!H3k."
-    "<9o](-:$V]%>4Z%a9:^-<6^-#Z+-R($y6$j'Z30w|&${~+%H+it$%m<=4`-D8`-B8S*!}~%)`-$m}! H7!`-%Y0&qV%C5gBC1a-^11i#"
-    "-Um+$p,$K[24a-B2c!83[c!-a-@1lC^11c-=5{!,9<6}!*c-#uo%<6^Y&+c-(wn'B7uW,$b^%#X!H8w,<1jv%.:#T/(n1 Ys%/d-V11d"
-    "-G8d-%e'$(Z31u9%|t+$@+rc%%l= 'I-`:$~w% ~-!~z$(P.$j_$%r* qn$)P.$f>!H7!P.$TW$J1X{+s!2_14b:F6i#-y&B5wH!~q$)"
-    "P.C4c!H1b: 4'u#-P.$|z#^32mQ,<1}!)P.$R~$<1df%*P.']g'#='P.@8jc'e83jZ!I8d:$db#([%J5P.(e:!`+-V(%f:%{*,dw(<28"
-    "1{e#$tX!!']-4}e#=7<F0sX&o 2_3Q%E6{t#T8,X^!/iT&#Qb!(ov!O5&pN#oj#F8iZ!X51Ra,x 318^!L9x[!;5il#%_!)j67(by$%v"
-    "i#%a^)D1[BY20|0!Xf%(Z4<2X2O0$Z4$m>=2ik)C9S(D0Z4.h#,R-X22xf* B)X4[23x4C2Ze!%^60qB'v`%92ai%2te,^49p4I7]^!="
-    "8sq++oa,)gw#<8='p4#[W$=8`Y%4p40]C#c&W90[%I1p4%ZU'95[|#-j(%T}&%Ve,K3m4&I3i0!(K-v/!(Z-4x5=6}30fU&D0l4*~_& "
-    "W1(]&A2pu&#iD#cs! u0)n~+#pr&.}3=2f~)+U%X32jy$v 326Xz!<1je,=2ke,'wy!#i#:4i#(Z/ c}&G1VZ&92|e%(_w!$S~#94tv!"
-    "(cT(<37&t',{Z&@9yw!${('Wh&0z#+xw!D2xw!<8c#!X$*T|&&ig%O2.b#&W#A5Rm!#]S$;1sA0_d$;3]^*.R=;3Rt,$T* VD/n1;3n1"
-    "`33]F<3R^'$gKb33e!=5e!H+[b!$cq,=3pv,J5g!>7g!0_V!%Un,&o!J7g!>9g!0uJ'`%%p!C9[4$ZE([t!)k+!'/oJ$i3=3P~!C1Q~!"
-    "@2QS!F2rJ&d-&`!G4g1'c,V6,o$+Qr##eS#$X_$.z,$gd-F7}IB2}IA4v=7/}I<3[j&} 528S)&[)b41u#!(+U)#z$!'0{<E5t'+rk!A"
-    "2{<A9PR(![Y#JteV(:5UQ#V98gg,$[T&B6]%r 569}V-=4x}!.el%)`b$v 342Q[&H2}{$@2nn(92|o%&U$'ey,;rXd!-ip%&Z}#-_]-"
-    ";4e=2rc-%W,*d=!Y^#Kni'$X`,$ZU',V[!H4j%)ie#W4:Rl#$td$ _$'Tl#${b$!<+Vl#$Pa$#|2r 101<#|%E0]l##ms$!8+^l##Wo#"
-    ";0_l#'kBV7,q!B2yW,`57sV'%^1>2w,&V&.pv$$t^!F5]n#]49bl#U41V')Z#%VA+bE#R/_27^`&p 2_4W$F6zw$;8R4,Ru!$_Q,$t,["
-    "80g1$b>F4ht-%oi%$AH8e8T82yq%D+Ra#$Ra(%~%D8pu!<5x8O9$eb!$}c!!P!0sU&92g~$)gb!$}l-)k#,^F%`Y($KD8ru!Y36c!a35"
-    "b6)g).Wa#%Rl$F8su!%qj$D5iw,$f~#;0}0-do#$Rg$&H*go#$ql$&_!0dS#;3;0ko#;3u!(T@q 39:f-$``($c9-f-$f^(!GI2vn%%~"
-    "t-2SQ!<5nP&I9RQ!%q](%jOa54zn%&H+Xa,(zj%&hQ&(k/%`](>3Ui%*k/$ny! H7#k/$uCb57za-s 2_4`c#$Ur-)k#-_&$kJ%Qs-D1"
-    "k/B8c!83U|&-k/@4cA_41k/=9|!,:%Qf#Y35k/$[e!#>t 109k/$an'$HY09k/#QV!%_!H1~T#;3Xh+H1;#z0@1jQ#J4mc#%Rv&H8yp!"
-    "%_v*%qZ!a59]e%%HI9e~#%x^%^81a|#%dq'%b*,s}!$gq'!H7#q-%H&m['C2pi!D4Qc#^39k#-a&$W}!$KD9w}!Y40c!83oy&.q-(~_!"
-    "F4Qc#%pw&_99q-%r5C7q-#n9$dy'F1^<$fT!%H+^<Y18_!1^<$rq-0^<$Ys!)`x!J4_c#>6d:1t|#%ba$$z'y 364va%%IZ98g`!T1,'"
-    "2ap#&cb% b.,V]#Y66R+!yB*c.%z*7&U;$nAb67YY&s!2_47c.G4l#-P'B8RJ#z{+)e.B2e!a36W;)z)G7e.(r#,;%[c#B3k}##~i+%>"
-    "#wi+*f.#W4%HC1X;X23_!1_{$;3_o*0X;;4|!)X;J8f.>9f.0gw!$[a$%{'D3[~&;5YV!%Ir 106g.#Y[! '/Uv!U24=0uV& o[!(T%F"
-    "9uf&<5ig+G0uV&w!2_62pv-J8P^!$^m!<7se(C8jP!%_j!_71Re&*kP!a72c3U20Qb&-T^!Z73Q0 qm#)c3%kx-O7%vS$$gV/>3]i)C2"
-    "cq!Z52c3_44l#-|+%d9(D*c3+k_!`37zS$@5w.^52c3@2}!-;3X^!$gm!$Wn!F2yA$om!%H+yAY28_!0yA%|m-1yA$W!(}7Z53X^!B7r"
-    "`//n-$c=F7qc&C1yi#J7_[#;7se'x 127[^!$fY'%w)D3{W''_5>9]^!,c3@7Sd,-mf,#c30z0A9|q&(x0[80g-,pQ!$~o!!I7#x0$kT"
-    "!>8_p.+kW$%k_+&Q&G6l#,g'$_Z'%L!D*x0B7e!w 382x0@7^,G6x0>9}!,;=3T'*x0%l~&$|B.]D;3mU#=1A(x0#Tx,%_!H3]D#U&a1"
-    "3]D$fq#)d5I7]D%p_'91yw#-c($Q9$y'z 383z.&I/z.<9z.G2tT.5z.%~n# v>-n`!Z85l+D3[R!$[Y$!I7#Ul%$]V!=8oEC3}{! ^Z"
-    "(n remT&G8l#.vj%(kx#F6l]$<1UAG3uP!=3n%#j#%h-$e+$|h(H4l+$lj'(tJJ6~Z$%of' j91b]!<8x%%S5L7o+>8o+'x*+|==8a:'"
-    "P]$)}=%hx!F8vf(Y39Xj#O9!cZ*Z39le*$Ts(B7dZ*,^a#$(W74TY$#e,Z1,JG0[`-92Qh'.x+(v3 eg,7 ed#7$[!*js!$Un&(yj+7."
-    "_f#H1_f#$zG/a',[w#&m&L1`'%{e$&JG0Yv( d#(n,G3t1D7qu#$X1$e0D7j]$!ik+7%ee&*zZ&${=$TQ$H8{T)l 33]e~(3Y[*!^5/Y"
-    "[*:2mu#`34Z[*;3i`!=3z8+kx!@6^Ec64}j-$U'v 243Pk-a2__i-:2[6Y33X])<1Tq!D3_t#;1Qi0$|y#H1s!#kQ!~ 142$Vk*5a(A2"
-    "n7M6^])$U(!'4Qk-)V(+Rg!@6}[%=6gw)<e}5G5PT$2ob*7%y-7!][* Z#Vf7o1*q^)>8fb*G7[q.*^[*D3fu%+WX&%Wt$>3co&)d+#V"
-    "_!$|'&Uw$;1S_!c44Ww$;9jQ$/Sn$A9x`/`39em!%g#G4l$=3PT0$PS1*eX$$iy+,Qm'$U_!<1TW!s 94;wZ$%o}0&wZ$(oH#_u,&b{+"
-    "+sk!H7tv#)U=Y71lX$=4{P1(lX$$aU! <,lX$$cc+$Ux$C7<#t9)w_+(YS1!8*lX$%j|$D9lX$%nU$#d^'O0#q-)]CH5]Cc72Qa-^39l"
-    "X$^68lX$&m**Z#$ou!Z51N#f~*G1yb-o 2_8yQ!^73lX$#^y, d#,b/B8{,![y,*~O$nQ!G9Qh*C5o01Ry#<1Y{#s 153mz!;4}x'%U&"
-    "!Yz,(t[!=4aw'7%sj!$`[#!P!G0[[,s 2_7}w&%b_+)l#-Pw/$}Q!%[]+D5j]&%a~#%wb+H0sj!A7p).Tx&<1WT/F5l]&<1^.Y53sj!$"
-    "vP0$cQ0E5o~%$o)&H*r~%#TT-'_!0u~%%C0`k!$}R+@5xCY76o]!<4WT(%t9,o-=4Rz'/am(A6af$a40qk#S40}Y%w 161nz!<4`s%<5"
-    "az',]P(%fp-%Ib68mx&=3x/,v/C7e, d[!*v/%~[(7%rW'%]T0=0rX%C4lk!D7kh$&{h+(l#-d&$oe!$L!D*v/+R%`40yW')Uh&G7mh$"
-    "%pk+_63v/&g$+v/#jB#>&e_-(v/#jB%HC5v/B9_!0ay%%;0Q[#%u!)j%1Uy&m 410y-/w-%ht&$y'E4aV($nm#%IK1hx!%|k) q<,hx!"
-    "<4tn&%i*C7zf$<4~T*g12%z-$k==1eX!C4|l!D8zf$%Wf$)l#-g&%g=>8D*z-+l.`41aW%@8|f$G8|f$$y`$!}!-;%Z)C6Tn0$jm0#c;"
-    "F6r<$~n*%H+r<#]h'&_!1r<;8a!0;#Z/)l`!b82z-(u:0y{!<4ce%$|'[41v:<7aj*%{)C0uz#$Td!M4^Y$W79i.D8i.D7W+D9i.%p#7"
-    "&e;%Us,'e;+Vn!D8rg$&wR!(l#-R'C9QLD7Qf#&g,%i$0e;@8tg$G8tg$%}S+G7Qf#%d`$Z58i.#u8#>!sp-,i.$W-=7A)i.B9_!1e;$"
-    "z/0e;%q/)ui'1ug$o 420i./`Y$T42_^!$P8[20^^,$^($I[17wg$$qv%I5`Y$%yr!=5],+~w!@7dP#F8fP&$ys1&na%C4ls!G9zv*#y"
-    "l1.r^!r 422r^![90Y~0$`>F2{Y%Y19RQ!I2|Y%=1ck)E9fg%[42U[!C9gg%;4|S$!I7#e3%H'W(+tt!Z89e3%ey$)l#-}+%fS!(D*e3"
-    "+R%84~b#.ow'({|%^89e3&so-/jg%K7r^!$d}%$kS).ww'#wz-'H+~A#la$&_!0~A<6a!0;$_!)Px'C0r^!$TX$&r^!.o-%m2G7o-B9o"
-    "-1i[!=4UV$I9ng%=4UT#%ka-K9a5&IE8Z_#$x[-&gq&^46e3/S{'&iZ(C9th%=4Ti#$Wp!D0yQ!${m#!I7#y0$bU!=3cq$C4o]$[93y0"
-    "G5l#-g'$n1%XT/D0yQ!C6k1`43U[%A9_,/Sk#@7}!-;&Q#+y0#gC#>F1_{'$nM&H+`D#kd$&_!0`D$rg+1f{'$hE)ad!a94`DU34|.0z"
-    ".%W)$lX!d34z.N5z.<8z.#bY$g48+z.>9w>-x`!%`R&&l+,_R!<3U.7%n[%%|h-=3n[%C4l|! g|))bY$_67l#.h-(Yr$G9XZ%%ov*G0"
-    "xP!%sz' iO(bY$$yP-$W^.`80l+#c-)Rb!b98l+>8j91g]!%{n%<6|'L8o+>9o+'x*+}==4a:2bY$<4Vi!$m,*]!X2,VP.O1!|y1g42#"
-    "}y1+Qm+)wx1&To+*fd-%tF%z}0E6uS$%Qt'C5uS$D5Tz!0tW#W10RJq 69:Yw,e04by&<5vS#$tr'0yo/=3fj1,uP2#sc2&gj1'}a*>,"
-    ">O40~h#H0~h#A0][$#n(<6md,*g(%s'M0g(%uY$Z50nb$+uC@7Q(a10Sd,$XQ$^60Rd,,{V$!hX*)Ui'L1SY$$X]'B1bi't 102QX$$m"
-    "`#%QX$:6o,-i#1m]-J8RX$;8xo!E6RX$#Vv$$RX$I8s!$nq2C8Ud-$cQ-#tQ$O9 RX$B4s(O4 SX$=6g$.SX$U53<$d2D3s&)av(;0vi"
-    "#*|U$&W{-F0_j.92r_$7#T~)G]Q'O48VY$,Yj/'~},]54^H#s$!^$$Y&D4Y&F7hm.O5&Q{)![}'*{h,$~P-*Uj0)pQ- pk#*gi,T61f~"
-    ",'Y7#nP-<8nx1(W|1<2b`2/`;A8`*#aY%*gP*g50&e%1_u.g50&|S*0Xa4g22&{S*G5au.g53)w((f7!pd!&YS*){K#a1#be!;2Rd%1e"
-    "t.<4xf()vb$%Pt.$ha$ o!,pt!&Wa2$S^!_44Xm2#R/!Yz,+q,&Vm25aX-P44V'*r0$u,&Tm25g%%oj(-kL$`O%cw.%Tx.)fZ-&b..]$"
-    "<9]$+|e+$Q/&~n2(~.I:[l$D4[S*O2 [o'S21[BN2e^*$z^#X28[v( xU..cn$%T`%-v^*$vm2)XB#Se!$q[3'vn$$|Q+b88vn$;4Wg$"
-    "/x]+C4bi2G4{R#T21}!0ub*&X)!Qj2-my.$_d.C4VM;2Yh&${! H.Re.$pC<9Ts!D5|^) yE(nm$%fV#B9om$$}l(G9]v'U92S#!I/Vm"
-    ".!D,V!=39*pm$'wk..lc*$]{#G9nc*({^3%3@7im$ ]&+^R!D1zj(#gk!#s$g514P#'W//cl$x 223f*;4cT$%f*Z22m~0<4fx#/xe1X"
-    "22]X*a45Ve*S22{s#t 224o^#%hX$$Y%82cd()un!%km#O5%Uq#&H&Uq#[58{x),dl$%Yx,)m#-WP3$wi!$L!D)u|!%Ul&$e!`45]p!p"
-    " 116s)/fl$$mT,!P#-;%Q^.*Sl):1Si($>^19Th&;9c/=6A(w|!#Rw$&_!0[|!$|_#H9Th&$p`#)yt![11gl$$[T$&c7-s-%zp#F6to!"
-    "B2{w(a46{w(<4}]-J2fv(<4zh#${)]46V#%8$II8|`#<2~Q#[22z/%hi#%h,D3_{$<6uo/7%km#%TU$=6km#[59z/,hl$H7m#-e&$mK%"
-    "^P-D3`{$%ow&<7n(I6z/*o8/jl$%xg#F3b{$<2gR%Y72ir-#^R%$>]19Vg&:2_P%$HY19Vg&;2Wf(#_!`20Rm##W&'y`#);#V}#A0Xw)"
-    "J1kl$U67}-0{-$]P#<7`++g[&<2eP#$IJ2lV)!tY'%y<-q[#%pr-%l*D4kz#%qn$O6%Sc($`4!P!$uX*,Qh)D2ll$_76m#-Rk3$`E%{Z"
-    "-D4lz#Y77e!I4ak%!Pe'(y#F:c-(t#-;%S0+iP.#aR%$>F2Yc(:2xQ%&HC4~-B8_!1z<$Y!1z<$|!)z<J2ol$@7}:1W`#&sD$v`!,Ud-"
-    "<2uf#$I'zd''gW!$'2ol$<2{i.!m.,ol$&~8$Z+[50m.%{R07%m;%]B=7m;[61m.,pl$-x-H5px3C6^LD5lc'%RY'$Ia47m;)gd)v 12"
-    "4m.>9P#,;%[b(B7]z$:2VS%$>F2[b(:2kR%%H+[b(;2^h)$_!1[b(;7R#1m;#n+)[b(b12sl$W77m.0sl$<7p;%T.,Xw&<8`Q4$p;+~t"
-    ".$z]!!'/sl$$Zu+=4zV!D6q]#+W%.ul$#VL=5pt%_63Zf!-V_!J6mh!<4]p-%V_!C6Y[-T48r=.jz&Y26bQ!I8}g(<2pk%t 262V_!%^"
-    "x#%Y0-rk%<8{!7%{[$%da$(qy/,}X#D2wl$_83m#,R,%D%Po--sk%%s^'%V_!H8|[$A1uj)^12yl$<2bn+/uk%b21V_!%tx!$lq).Vh("
-    "$rx!&H+ZB$_R(%_!0ZB;8`40ZB$Rk#)Vh([13zl$%Xs-%V_!.s-$q=F8Tx#Y27Wy!I8UT*<4ot-x 270V_!%Ym*<8f,K6h5&I.~^$=6h"
-    "_0#ux!_65j3/Q1&eG[62~0C8l-D7ZR!<8Rv07%Qi+%hc$=8Ri+E6T|!,|l$%}j')m#,i'$za'%L!D*~0B6e!a49Vi+A3yV+_33~0>9P#"
-    ",;%oj(B8~l$;2wn.;2]C.lD#wW%%H+oj(%^z!$_!1oj($SU+1oj(%Xg#)d@J3Pm$%fa)v 270P/;9bw!&|{*K1P/&I/P/<7P/#Pm$g67"
-    "+P/%e_. R@-_a!%y|-%p+D8pR!<9eT17&Tj+%R%'Uj+,Z}!D3Rm$&~3(m#/m-*Q9.Tm$&rS#G8ZQ!%yd(B8Tm$S22}*$q+0gv'#_$X22"
-    "e~!J3Um$%RZ4 t91|]!%ev-$T&E4pq4&t+>6t+(}*+Y>=9l:3Vm$%Rq-F9U[%;4[s!$fFg98 gx/^49Xa-#pw/@6qx/E6bi$%|g#>7T#"
-    "0Rd3:0Pa-D5e1%[o!<6wP!.ef$,C%ef$E6j{!)qJg40'[a-!d$O_!fj7+C7$[a-1K2lj72KI2eQ2E8p[-]29p[-^34o[-g26+n[-*y#7"
-    "$n[->1xi73y&0U!O9%T!0tX$!fy+7#]'7&i[-C1TU1O7!{z1$yp%5T}5/qn,>,>]d2s^-7 xz1&q!,R]-G3wz1>3wz1O3+wz1${o)+hw"
-    "#>,9F6vz1B1rf1$iz!H,vz1$VU7M0vz1[30Q{0e28jd7$[r(.]]-H3tz1$wR*+_v%@3da.a12rp5F1YV'$UC'rU5-PV$`5,rz17*]%%S"
-    "%7.ft.<1fj!K5_d7#v~-c28^d7$fP.O3+^d7X28r!)[d7(X%B3qo7*g'%tI*V!<0p+4[d7a30Rh,>3g|1O33[d7I3g|1[8,f|1H3f|1#"
-    "ii!-}v.)sr/C1|q.%jw./Z_)){P/a17hp3$Xk%K8eb7$vX7K8db7$xe4O4,db7X15s!0cb7%V{)$ea/1]g3%|n%4cb7$wh4L5cb7=1|a"
-    "47,cb7$_b.=6et$,cb7H2P/$VW!=,@,j/%^d&6{%$ys%d20cb7$p_2L7cb7$@O8.cb7$[n4=8hg.,cb7%vg!0b%$oDM0b%%Zw&e21cb7"
-    "#oj.M9cb7#dQ7O0.cb7X28v!/bb7$X*%Xk71bb7A3XH*nX+G3gU2>3gU2C3gU2-c@&Q!)t_,#Te!E1wV,g5,&RS!/eU2$fe!O4 V~0N2"
-    "dU2!{f!/Up%W33ss)1bb7b33fP+@3]a-z 3_9{a7$c!/Tt*93We-._w(2QU2#Rr&E3Qy(%P~)%hi+.o!#~P#d28za7$Y}7L1za71y}77"
-    "!za7+v!7 za7$W*@3x-M1{r%#{)f33za7({)+oG@9R#e2:Za77!u.,Pq%,q#;7`+0lg593db-4k[%$bb/+`f8&kg(-uP$@,U!J2jh0:2"
-    "i^/)T5O4'np3frngp3#;7$`p3*D2~k!+DO2)DO3)DO4)DJ5gp3*DO6)DO7)DI8cp!G9xq3E1dp!^76dp!w 32>Vo!(jp3+r)1Up!L3N1"
-    "nw%L9M1sX9L0M0zo3d31MH4M5u%0`z%M2x#H6M5x#H7M5x#O8'et!O3%fP/F1zr!%uE(xh!A3mu!,Qp)%OWadkS.@1uc&%m[)+zr2>1W"
-    "a.^29pt!Z4_oP.$`_9%]i5'Y@$ma9Z, ns-%R_9!&:6S!(`Q/U37|t%*lC,Vz5!fc&Wzi[g4'Zp8-q`3'Up8'd|%$fj8<1dl8n absPP"
-    "*#cT*(Z( iI>nt()jq#>4V((Ym#=fWw!$Q%+PS8+](.Vx$U4_sN94Ri-3hc1G7ub-)zY*I2Qu1:,y$,X!B0wS/(p#1]V*&Zd-!eb!.yD"
-    ";3Xc6c14]^.!'I6t#$'H6SS0#pc8._]!F8v/*}v*94j~-.j(@3y%9:Qh&${}.#[u!*}Y5%d_!1[U-%<*c^$=8a^/%ps**fT3$uV!-co4"
-    "@2Wd!A7_W#$_p9*gX->,80w%(v%s 14:^/$gn!D2{q0+E<7c}!m 0f7Yc!(ag!#ps!#yk!G7Y_*94Rs--]$'rb.94{T.%|*>fjh+.m2)"
-    "nn3<2P% &/i{6!U[,=xz^&(j{6i%1390950[S0 r[!Hbs]/%r[!'h^#'v]/u(2147483647i6#Z(#k:=8Y('W#@8^_/!|m!%V9>bUa6#"
-    "X^/.p/@0j'a5:]b6K8o*>9e+LBE$cp!C5e+ f&%hc!#Q{!#qs80hi!#f$$iD<ux!I2T.,P%#]R#-zi!(r!'k$H3k()iY7<9p!)oy!*ob"
-    "0#dz!;2ft$q rmiTm6C1ki!'`%]4,A'S##])R7F 'rh6!{i!7#w*]3:kR!O7#gT!-di/;7aa#!_l$(bT*$dM;1u^$)SX9G0x^/$~T*F1"
-    "R9#Ut'$Ta,*Wk&S2,Y! ~*UinQa+=,W!^69p]*'gr!-rt6G9{d*+h8$PX')bk9Y12[%#dv.0q$$cq2!Y$*S!#cV*'lj-&o6;1`v40Xt#"
-    "$cy).Pp4N9nk4<2r$,al/84XR#(S$@6Y'D1gW!)rt4;3vH0Pq2#S&.[z-A1Qi61]p7=3lk)/~q0@9xP41|q0*}%0wQ#<5m'F1me/-l&>"
-    "8fm//l&#hd*O8&l&#xR!/xy/)}{+H1fW7%a^/e17l&>2&C1x^#'g&J2t]4U15`v$7 g&$ap43g&*U]97 g&<8rx$I4go#$g&O8 [T(e1"
-    "9g&>3&6g&(lP!A8gq*_52e5%]f4%a40iz#J5jz##f7.vz4%}g!'T#O4!](V73V($J@1wJH0Ub!#~).z|1A2^^)I2Vq4@4qm#*i(#Y^4%"
-    "_[(+h(*{V#=2fP75nd(^22P#(pd($&I5g|/f22~!%Uv#.sh1%o_9(&J7|Y#M3~!<4rs#L4j.)XW4+Zl.$hU0#&3VW5.Sf!U8,A^13le/"
-    "@4Vj4=4Z|/)df'5U4#Zp#/qm!B2ap0I5]b1%{]%.j&#de!>,u&!Pi/'ts!<3p_!+Ra!>9jc!U00Xf$'Wt'>2AY4Bv]!/`T(#ZU$+{X$$"
-    "fg991rW7*zj($M-e}8,vT4&e}8q)-1060439283Vi'&^m4r%-838860d=U8,dw4A5qk6#q|'<rYg**Tm!#{I+hW9$uj9<4kG0uj9$w}'"
-    "<7nX((RP(<9oY4)na!({z+>0AB3nn$4qc! T](/Rj9<1Rj9(|!)p|'*dp1#dQ7%ij9*:(o`9Y53{W4>5p!B5SS#)Wz3 Zo*'Sb!$qP,-"
-    "vR7%Qz3(s!$TP%'D@9pY4G8lw(q&3B52E7DB:#Qe!t%A2C32E4TP)(Pm3$g]9+gc+!U1~&3C93BB73!fn3I5P`9#p*t%DF6384F_!(lp"
-    "8$_!D5W&$o`3<6zj((|!O8#^c9>9_*T68]X((kV3>0td4E6cb4#U`3)_!E7y0$h^9(Za9B7_n7T73Yj7t 5E3P)@7r-%Z`9*eY3<5Tf3"
-    "x#0f404o3'a_9%z#F7Y#>7mg3$`#$vW#,p_9#h' Pr&(s`9A9vh3'T|+#hY3<8u]9(]V9$l]9-R!>2c_3%ou6'=>3p!B2zp(%UX32Z[9"
-    "%R!%YX3+D#Wa)@2D<5p;)Wt!$g[9*Q6$~V3A3xV3*T[9<6WV3'm+#^{:q&3AAF85ED:#Y4t%91FCB8E~l2&sz2&w|2*Y4;9Y4z$1D985"
-    "6TZ9@2_!*Y4;9Y4t#6357B[2$zX9@4_!*X]::9bBz%E75FDEC}p2@6_!*qC;9V|7i 317Tn&,}d2>0lY9$`!.tu4&|X9'F&pj- `r#<s"
-    "t*#V|4#{b9+gw$>0Tf9)aa#'VY# e* wd(k$097152eKc10W{4r(2130706432jY9&Yx1)yk2X3,[%G2gt4;5Vf7(}j1&yx1 d#1r[9+"
-    "oh8&g[9$un2*}R!#pn2d83vW%;0nq8W18{[#&uS!#PU!`83u'(`o2)XR!'u]#1hX%B4qo2#jX%F1[`#>3l]#'_M-mw/)y^#ZtuhW%,Yk"
-    "#-jw/94mQ5(`'B5[[#(q!I5fb#-gr/#q!.al#@4y_!$Ua&(g]!>0nk#@2xk!!pT5(po$&`g3,po$)jg%]27kd)%tp2&m20`p$I8uo27%"
-    "Zz#G7Zz#+Tr!)ty#O3&Qr$|#preluSr$&=7#Ur$-FO1+F2Yr$-FO3+l!H4[o$F1Ub7.ey<G6Yo$w 156Zo$(wg#.y&0]o$f71P!1k`7f"
-    "72P!0bo$f14O1ul2f73P!B4th)c15ui$b16vj$!^Z#1^j$$]s+#y^#<6na&0_j$=6zR#,_j$} 5_3sT%>7|Q54ro$$gP.N7jb7<1_k-&"
-    "vd$v 5_2i~%;,lg53zr4d62zr4>7vW9.pw&(zr4-p{#:,A7!Si$95lg-4Q';8Wb./Qc)&ex4C8Rg)!`],,Rg)%zV$)Pg)<4sf&.Sc)@3"
-    "P!,ls#95hY0)~b);,mU:'Rs#<5Vh&H-Uh&$[k'/R~%]20pj%<27*Xi&<6g~%.qb)<4oz%J3z&)3$cz*F1ws#Z5_ae'n 63,R%.ni&U83"
-    "h&-o^&<4V&,hh#$ug*<7gi4+QW($Qr$G-Yc9=8bv%0Yo4$V{/+n_&%Pn4/n_&$wl/%x#O72k'%b'H6{^'%P{*!gn<'^f'$x['%g!B8Zf"
-    "'%}m47+_^2J8^^2D5nj2<1m_/'d#+zz&$Tt'%IB8Rt'q 140`!/Qt'>5}r%G5jj2${l&F8[g'%l`.+fh(&is. [!-us'#]k&<7=(rs'@"
-    "9X!/oa+$r%0g{.$v%@2Y%1vS)%js'_13Th(<9vS$>0UU0.lT$%Fg55!tv2t 137ar'$`r'&u*+uv2(]p47(b]2J9a]2E5bj2$q}-*f#,"
-    "Y&%to-=1B*V-B2b!_95V-@1fF/`j2M3sv2=3`$*}V'>2Zz#E3z}+$pS&=2mT%'Vr=@4X!H3n,A1VT%*:<2`h%'h%1Z-&X+I8Su'<9h~+"
-    "$pR&2rv2O9*qv2!]-+`R)&{l-'es2)]-$y)7%a9%cU01t^2E5ni2$Wr9*f#+X&%fg4%K,ov2&zb,%}-H0f9'zV%H5ni2M3ov2%iAg41#"
-    "{Q>7Nf~=$w%I3i9#k.(i92ni2o 101`-/n9%wi4&n'J0pv2%H+Pv%$oZ%7'nv2!{-,pv2&cq4<4mW2*}-'to47%^:%ag4I4ij295ze7*"
-    "dGF6i#-y&B5vF,pv2Z14c!a10a:@8t).y^(M4pv2%w/B4ek(=4}P%$QW.*vx%(TQ%_40~}$$X!0a:#w%e42`_.A4a:a8:XV!!(D-uu2&"
-    "sM;8<0]/)m;0V}1&fs4%z(,dc3&^o-I0|w2$qZ#I3~`)=9;D2vV!'zR5,Qp2>5[z395lR#1vt73td2#kd!-nn=!o2H1gy*;,S}8/xj8<"
-    "9_W%J4Vs4%`]6D0Vc)%Zl690Z!0ji)%Ui/D0sa)&wp8<3]p)+R5&xp77%ra)&ar8J2hp795SP&)T5^50k#,p,%nn6%lw2+^k0%YZ.&p6"
-    "_13T5'XR&95SW&,j4'o#,9I7p[!${g,&vo=+T5(UX%_46vS%$X!/Tw2$w%H4qC%eT%([%0Yj.$id%2qw6=4Xw6+wx'&dq5.Zj!%ae;%v"
-    "r51UX0<1]p'G5xQ!&pr0%P*c18Y6&IF5QY7;2{30Vp2#{3.W$<5|c,.TW4%Zu0=1o[,+}0%}f-7&gX3%W/'hX3C1uz![26}0F2k#,e'%"
-    "ie->5hk;*}0+n1G1Wc&@5VZ;95ri2+d0>5a_;,9&b$)}0)d^%[51}0'{[=#=(}0@5X!H4c0$ru80:#p!(bW!I2pW0=1SX32ZW4&xm0%m"
-    "',UX3&k.&I/k.;4k.G2kw#4k.%o]1F4`X4%cp0%[+[64k.%tc07%nW0%s]7'_|0C1Sz!C3nW0=1{y.'k#-V-@3g~!F3mW0$de+F6]`!V"
-    "57Zu.'Ra)'qw<#sQ=.b+<4eR%'s#2b+>7b+0g^!%q{#%w%,_n;'b+>8b+'l**x}#%ei0G1`j+<1R`!%uj0H3tj%&el!%Wl.&Rh#$%(lU"
-    "! bu)*o#&mx,-m#%Rv(%_v!3Uk7:3`q'*nr,!Rd$CnwR)'P|4<1_Z#1|q#U6,lb8F6Th##>+}q#+v{!(^y!O3']t'}$shrinkU{@&>7$"
-    "T{@-G3S{@-GI2rp'.GO3,G2aR$O6)Qc))2%Qc)I5lq'(jy@.~&O]$nr'/Y'0bQ$O3 P!H2Pm'7 OG3O7!~!7'Ro5g12&Rn'O1)Rn'!}A"
-    "1[T$L5sS$=2{U3%Uc)J5rS$W27Wx%)U_!Y6_cW%#|u&/{V$3gi'B3qe)-fr3^3,ee3@1_h#G3i{#_18Q{#$aV2*]^#>4nw#0nz(J4TU3"
-    ")S{#+[e)(Ps1*T'0~a)$[T+.qm&A2{]8`13[i,${&J4ZW&&X!%o#O3-xb)@4yW&+_z$#q|%(kq0(qB#b]&-Y|$=4;B2Ps,+S!&qz$#re"
-    "%-}}%+cU'=8TE!b^'7&Qe((y*B7|,0x[&&jx<0Z(B3<)W,2h[4,Y~1B5X,(s)E4We)%`v'F3Sq#!h33ob:)WW786RR$3}z&O29}z&@9|"
-    "z&+b,#zR7.b,#P_%J9c,=8;C2Xr6+T!(}^'%_~$+f,,ki@$g[%&_R%ap7Zj)'eu)0xO$yZ<I3j{&O1 p`:&`j)c7]sa&/n2)Ui)K3ze%"
-    "G1r2$vv'0t2'Pg)+`'D1``%>8X]-#[_)J9eo)=6U&0b'$ZW%H8ii$G7~=(qd)J3Qn)O7 f(E9Rn)DlZf%/s.(_c)0g(>2=*g([21W!'x"
-    "U)0Y_(1tQA@3PS(<2uf%0]n)O8!h(v 20]X|:$^i2H3S;A1Sp)2hq:E4qk)'}'>3nf(M1Xg(L3pSA/f/$ug(0f/'}RA,}'1`U*$q#B7`"
-    "v)+UQ'O0#}''hh).RC;4}',fd!G5qR!+dA>6l>O7&ed!x%dropoutbd!$;7#_d!+DO1)D2hf%+DO3)D1Rd!@2oe%p$16 %rsfd!$Sd!G"
-    "4{`B!mS7.X~6'Pa!,p&1WP7L3NO1%l`B,U'0oV)L7M0qU)d28MO4H``BO3%at;B2SP7(Yb!{ 28;ys*(6L9US)L0Re!$Wx/T9,tQ7b30"
-    "Re!$SP(.Qe!97Tw3,`l2&cf'/bo*7#s}(B2Rg*(ep$A1um#(`p$$TV$*Vr(<4Xp$1_V)-{W>>5vU)+R##t{!-gy*<8~e$F3od!u!7_27"
-    "Wz1(pg1,se%`7_gb,<4yY$)dT7A0zS&/xX>0|s#B5Q[BI4nv:'hn$&x*3Uf!+`,)uwAF7ge%Z7_Ph588b8%ZQ5B8sS)Ru8689iAn rs1"
-    "|#E6zT;(|^(^28ma!T7_V2#u:$mW(-]#R60]#>2]#^8:S}A&w-/`)%_R41w(%'2g~:H8zz*&Rp15zz*I8lV%W7_a*J9zz*I5`P(@7_]4"
-    "B7dd;(ts'*X+B8`!G1Qz1`25v/A2e{*+zr'#a,@3yr'0UlB&Y!.p*R27p*@3_%J2za;*~,C9_%/~2a28_%)_x+C2W.K4W.;2e0(Q* uP"
-    "%(]P#+X.,y>&hv8'V~4C0R%L6{iB,rT!%nf)$Wf)/b)%Vq5[1]Q}5)Vu1H0z%R32z%@5z%.b5W11a%G8gg$97Ry$-a%I3a%)XR#Y33d)"
-    "K6d)#Wo#o rs6h$*m6$b]#4d)(j^5%d),nB/md5$PR3I4knB%]y4/d)@7jnB/~kB'uoB/z%$v1>7z%F2V6W13a%G8|_$=7mQ8)a%I8a%"
-    ")x1C3x1L8d)$x1@8h$B2d)>5d$/d)>4`j&%d)+eE0{H$y]2I5gwA1Yv8#d)%~u.,x1B4e[-1x1;4x1@9z%F4d)@5a%G8gg!v 7_2Z6$W"
-    "V!,a%)x1C4x1c10e);4y1'ke(97Ph$-iH&rs$1SP$*[Y!+]F/We7+gE^27dU%C7PHC1vFe32{T%,^T!*~)0d~+0_T!B6`,(b; k`-7)r"
-    "S!G1jIC1kI+qb6$uS!%_o;I1vS!;6k-@1wS! cb$7,kQ!$mf$=2`{%/U&%U[$70PQ!#_}!(P*+WJ@2[1F3vn2#fy!&UQ!f20VQ!G3hhB"
-    "F1l(C2dDN3X_=,UxAA7k+1j]!$et%x 47]PW==2Z!/c3;8a*)c%*go6O2#sM$V_#*|%+_E0|~C$ZY.I3{{A%m`-0|%){{A/_Q='W}A/V"
-    "c!;1|%(XV! aT-3|Z#/|%>3lT#%|%+zE0d|-%}w21yS=%p_A0|%-yS=+s^%=2Z!/|%%_=(oW!&VT-(Q[6K2uF$v%)uFC2uFH4Ta@<5{q"
-    "&/rQ=%Pj10|%D5qQ=2_v@1[O;5[O@1_<H4Z9K2]C]25]CC2aG@3v, Uo5$z^#";
+    "[%F2d-:8rf%M3d-#ed#q 181d-#^`#&=E2d-#Ve#%H,d-#ZU!$k-4d-:2d-C8|^!#Y|$L1YT#F9nP&C3nX$@3sk$~(31:\nret;\n}&Y"
+    "f&~!rows'_f&%E7+df&,M7$if&,MO22MO32MO42MH5oh&t 148ph&t 519ph&u 207qh&~ 102!rh&c22P$PE7.({h&79c!~!sum_!`j"
+    "&F8Wg&-g+0V!O9'V!*hj&%WS#O0'W!0nj&O7(_#H3V!O7'V!H4V!7(t&O5&Rm&O9%Qm&B8qd%A0Pm&(8@1^g%'_^#$`;#WE@7el&AubS"
+    "%$G+Ri%'bi&(Q`#;,:!o!,ik&!PV#,et%n 13,Z#]d1ym&#`@<2s!'xm&m 201_#W83l; y!;pp!$~!;0}d%$jh%%jN#yQ&%<*yq$ [!"
+    "%@-oa#:5b!.qX&A,b!%{{%'uc%>,{$B4y}$#|l$+tj&%;:8[Q%F9vj&81fp&2Pe#82ks!)o($eV&&VR#)f|!$YQ!.ch&A1ch&H1ch&!a"
+    "$9[K<]sC81Qs&(q_$([&]77z&!U$;5x& mE*u%/vi##}{%+Zk$W21s%Z20Wm&$gl&.g`%A2g`%a22s%$dh#W23s%A4s%=6T%/q%#ZQ$/"
+    "k+#hu$2k+#Pd!R46l{#B4t&G6t&#U#+m%A5t&,|r&$cf&.Yn#A2Yn#H2Yn#<4Ph!W27t&A6t&=7W&/t&#]''g+B5q%/xt##mo%I7hv&="
+    "3hv&)ok&$VT%F9ok&A1ok&I0q%$yv$W31q%%Rb#'_}%$qe%=9l4+o~%B7@*w^&!xk&!R^&C6t^&#cp#'V!!wl&3zm&:4lj!!n,,Ub&B0"
+    "A*oQ&$pj&G0on&:1Qg&'X!#qk&.P#$ev#;5Zt#/Xd&B3BB5r##gh&<2wl&(s#r 466{!#ii&)R^!V20[-/x-;1Q9(d8C1|-_15Q~& pm"
+    "# p4Wad[EU5,A<7n/'qW$#ef&B1n!#pV&<5P{&'nHU9,@_77Rk%D9nW$%sf!H8oW$$QV$s 82,_d&$SIR05_&C6_&M2M&CK1jW$2wP'["
+    "18XP'@3h4 ji#)h4'uP',h4)mn#I3mn#;1[_#d35Sr&$WS${ 466Ur&&yS$O7.Wr&&{.%{!/Yr&$z'$'+S+$l*!'0Xu%A0n*-ur& d)("
+    "p)E2mz#$qm&%lz#*ep$#u0-ws'&Y0@4z!G4P['J6W+)|NC3|N(SQ'2Z|&$W+I8W+7 [|&$uX$#l*1W+%vY$=8i]$(hm&!X8!e!s p23x"
+    ";C9{!%^n&)jx%$}b'<9}}#/v|#$dH_40P%E5c_$-P%A6BC2iq&V7,oq&,kC$ga$&{!!E+o8N9W/#Y~$#Bg77%Qe&/W&$kd'_41W&E8Vc"
+    "$-W&B9B*pd'!SL#e![p2RF$c+&{!!mq'*bj%@9{S%-k%'Pi&5k%$ae'_42Wu'$v(=4ke$,k%%iV$=4oe$(k%!W{&:3u$J2|8&{!!EH3|"
+    "8C9]`!'}T#@4d+G4gP% Z6(g685}T#=m}!*mm!'xk!#[d!#|k!A8^]#<9qn!*cD ih%7+x|!/mY#:9t%H2rV%m 94]q6+fV%&R$!SD[1"
+    "9|Y%#_>$|!F5l'@5j< i'+eN l*+tb'@1le&91fW%,bKT10t!G1_]%R48{F82q79@O+d#1e^%$^a!w!20+4gs')dx#`48Zj'$tV!;6Wq"
+    "#,uX!$ns'#}X!,ps'r 487P##FG3~&@2~& q}&/b&>3b&/=A4y%/@<5@J8@<6@=1b5,r[%(d++jS!B2p3T97NY-5jd%#nV!-xd'$RKF8"
+    "WW!!q2 >(h}!AuUx$ s,,YV!'h$C7h$B0p4$m{'$r4I9f!&h)A9hp'#Vv%#F*^%#yu%$i2!su%.{.$f|'v 103Q=@8^Q%`48Q=A9PR%+"
+    "j|'!UE#e!]p3mBC7{!!Vd(I0c$<8c$0a2$}w##ZF_48bh!%]p$$_%*]O:4i#!]2[42e$C9{!!E1|t%$Tp' e$/bT(${o$;3t3/dT($|o"
+    "$U30qQ$(e$!vQ!:4o#+fT('tR$<,T3 Q!1e$=2e$G1dH;4uy$:2i!/YV!%Rl$=2W}$(f$!]Q!!e![p4jS(&Z~$<,z5 Q!1f$>4f$/Se("
+    "%yp$=4{^%,f$$sq$$BB3zK!kq$#e!s p51f$C5{!!E1]2=3]2_+2VY!o 53,pR%0nz'$Ws$%cS%*`2!{r$#e![p5rt((pS%%X/x p55f"
+    "$'`2G2a2;5l#%gy$/f$B7B*a2#^~!!e!s p57f$C9{!!E0eR(!XV%%f$/b2${t$$~V%G3^9$PHU40}U%'f$:6j#!W'Z60f$&QW%'k[%x"
+    " p61f$'b2G3b2$es$$s8G3x5$hr$U42^W%(f$!r5!e![p6lh!Z43{!!EI4f$'b20fv(B6dY%G3b2$S]!%VZ%*b2:6gZ##p#,Rh!D4{!!"
+    "EI7f$'b20ik!$~u$$a]%G3b2X69BB4b2!gf$#e![p6rD$];&{!!~_#1rD@4rD/b2$pu$&fW%.f$$jv$%B*b2!]s$#e![p7sD+v^%#iEI"
+    "7sD>5b2G4b2$ap$%j_%/b2%zZ%;0'*f$!r5!e!s p75gY!C3{!!E1tDU51f$G5b2$zv$$r@G4b2$wv$%Yc%*gb):7h*!U.D7WU#$Vr$&"
+    "{!!E1tD>5x5H5xX)$S'$x*/b2$Xx$%ze%*x5!oV##e!s p81f$C5{!!E1tD$^u' f$G6b2%g)=3~i%-f$A4B ug%(f$!Q'#`U![84f$C"
+    "6{!!EC5Ws!=7pZ!+_T)$h]!!']-4S]#(=#S]#D8[f#@9pl!E0pl!%i#=9`!O7!Qd!$zR'$g`!+o`##dn#!CB2na!:0g$$A*cu!!T{&$D"
+    "+~`!$fl##Tc#W07Z%K2Pj#/m+$gAv!88+-R6;8x1M4sa!W89B!kq%'m+#[g):8az#K9R6@4sa!I9P=V55f$/P=;9x1M5ta!W92B!zr%("
+    "f$#j#!Z<c92R6@5ta!J9P=<6f$/c$$f!M6ra!$n^'$pS!B5zD!Rb'#e!z p95~5@6ra!J9|<=7y'0x'@7dx%1qa!C9Vy%*Tr#!dh'#e!"
+    "z p98}5@7qa!`99U0!'-}5=9~3/Rr##^j')n4[10qP#@2t1F3o[$$~j'$c+'X-(SY$B2BC3sw)#^P#:0cV$D0mc!Z58]!#F0Qv)V04U'"
+    "(Y)(y#B5B+[Y$:0dy#:0Yq)D0Qc!$m_$A8r,`10V#$Y+%}S&0l$B8CC9y##Z}#:0]U#b08SV#)~U& T!({)A6fn)94S+,uW)%;$c(2ky"
+    "$C8TT&W2,oz$C8lk&f63hq&$[g(4hq&%QS&Y2,UT&3_U&'[S&)S#N7hq&g68#hq&<6UT&A,yS&C7Ry%%]Q&7 Ry%%WR&*n#g72#hq&X7"
+    "3_&&zR&+d!O4#hq&B7s'&lP&)Zz%$jd'!aU&(iH;1xW#/rW&#]f&g11 sW&=7ZQ&'_z%$k-'_Q&(R/_8:tR%Z30oT&A9Zr$,~-O8 h~&"
+    "O8$h~&%qP&W9,tQ&K8yU&(`~%)S#7 h~&O8$h~&$]A%x!%vP&*~-$y5O8 h~&$c(-z&7$h~&Y90_&$'+h~&O9$h~&B9s'>9vu*(~-$Sr"
+    "#Z86~-#if#G1ch'$dU!N1dh'$^MZ92~-$x#$=>3~- n`')ie)N1R<#{&a49R[%Y32R/#{`(@4rv#)q'N7R/g98#R/;9]%#i,$XNa97R/"
+    ":2|e(Y19rq'!nf%3R/~ 202!R/:2le($x!:2iK&dk%%E#nk*e03R/#aP% J+n#O6!R/;2wH#_&S20'C5d!O8!R/q 209d!#yh*Z07R/$"
+    "x%C3R/#`f!F1n^';2m<M1o^';2dv*Y09R/%|U+$SW+@0R/_2:`d% mf#'~-:2k$%l[%+~-| 214~-:2_R(4~-:2dQ($P#;2vt*b14~-$"
+    "sq*Z16S#N8~-g19#~-;2y&$x!#[Q+ Qm!(~-$l^+#`S(2~-%`R++n#g23#~-$g}*$_&%uR+C2d!O5#~-B2s'$aP+Z24~-$6C0~-$gI.u"
+    "_'S22~n(5v_';2Ux*Z26~-$_'$=(wr!;3Zx%%a!#eI(m;(=%Pz#'_X!(_U*$P3$Tl*a29^f%Z41qv*M7_f%;1rn$d17af%;1zn$*r!$p"
+    "X$%^!B9^t+#dy!`20c[%#q[$ C+a_$%[x*I1jf%$u#$Pt(({]$Y92kf%Z19i5M8N&CO7,lf%#~v'!pG)g{$@4d[%C4xW((RS*,V!)uf+"
+    "I4uf+<3ZR%B6dZ':2YS$<2YS$+p9O3 p9O3$p9;3s-$P##e2K3p9#S~#Z23p9O3 p9O3$p9#px#&x!#p9C3p9;4]h+7 p9;4`h++n#O4"
+    "$p9X44_&;4'+p9O4$p9B4s';4Rj++p9$Q=C4p9;2w^).R_'S24Rt'5S_':2cq#]24hn'%l7%A$Qj*+o|!$`T%`92{4$c4 '0]}!$u6'e"
+    "X)D1bp%A3Y<.Pl((}6;3a!F1|:-ep%H5ep%G4zj($o'-P5A8P5O7Owd*y 249xd*:2tv#a24tj!f25US)g25#US):2Yn#%P##~q#b25U"
+    "S):2id#r 253S#6US)g25#US):2zZ#&x!${t+*US):2||!!L4P5#pp!Y25`i!g26#US):2sU!%_&;6f&+ba!O6#US)Y26s'#{w!r 261"
+    "P5$q%C7P5$`G.iu)S26nY(5ju)S26i|+F3S$$||+$AC4P51ue*1tCb67ue*:2pQ#m 267s.,r##b)$H7%k-;7m'-ph(:2oR#%A3c,#PR"
+    "#!L4c,#RS#]27ph(p 274j$$v+F7V(Y75H$d#,[@;6z#+Z+$p>F6Z+$PS# lW!3Z+#bR#u 275S$$mR,$A$i++[@#ry&3[@;2WX)H8y{"
+    "%+qf*1e,b79qf*S28y'L9e,#hS#%H7%e,#tT#t 281e,#gR#%A3e,#Wn#!L4e,#xS#82xS#,j$A6j$$e,F8a)Y87H$s$B6e,$x`!C8cr"
+    "!#~Q'!=,e,$zv# rP%3e,#~P#G2g(%Y_,$A$s,B8w+$qq&I2_]&+kg*1w+b91kg*:2YW#{ 291w+#pj*%H7%w+#pU#]29_|*:2eS$%A3"
+    "w+$`Q!N9e|*:2ZR$u 296j$A8j$$w+G9c%B9H$c&C8w+$X&C5w+#}AF3[}!;3iQ$M3[}!:3wP$z 299jV!$A;3kU#a90jV!c32}^&#`Z"
+    "!%H$zU'C2lx#@4[P#X41^d-!Yb%7+{X(+Q/#T=%`[*1[d*m 37]~F)i]&-nw,%g!I5f[& `|$-fU&@4sX$F5tn$&[22f[&;5cR'!WT%!"
+    "d'+dp!1[k%T33U!!ea$'y/:5|Q#$'v 337r$@5r$w 42:U$>3U$/=A4m#/@<5@J8@<6@0YY&%sT*&qU&Z12si#C4uc$c40]Y&#pX%#AG"
+    "2m},!@,}y!<8sy,.`Y&%aU! o!,bY& j2%o$,hP#C6Tn&>5v{,x 198g!&[!B5cY&%U!.cx$#ux!$z/a45mr,$`S%!ux!'w,:3Wk#S51"
+    "sr,I3]!<5]!,W.:3_j#S51cs,2l#=7_!D8_!#qx+#y[#x 307_!=9_!!w,(`!#^t'S51o:0T]%n 311`!,`&#wl&$g&x 311`!&m'#s}"
+    "%)`!$Y&#p#I1p'>1p'D2q'%y$#fa,I1q'>1q'D2r';1X!#ga,I1r'>1r'D3r';2X!#i&I1r'>2r'D3r';2X!#i&I2r'>2r'D4r'$aP-$"
+    "i&1YW+W32d.,r';2{(#i&I2r'>2r'[48}<#}0$i&I2r'%ch&R46ql%)`!$Z&#i&I2bV->2S)[56`!#P1$i&I2S)%ng&R46eh%)`!$k'#"
+    "'D3iK=6l7,`P%%|S'I5_f%#Vg!#>%RR#+af%@4ie#_46kG$SP#>8b!O7$XA>7cf%,`V##ZQ#!C+cf%$e_-$A+cf%#_r!!D+~<A9]N!ox"
+    "%&W$O8-df%S33p1R97df%.n-%u-I3p1%Vn& `!I4n-%u-J3]M<3`!1k-%r-I3}2%^m&^97kNA6r=a34m'G9yr%U98h+1m_#F8W,C8W,@"
+    "8[)A9wz#X33f%<5k#%=X6,y(H4~R!$EW33q/^52q/#xm(>7h$C3Vc#&hi(=lbZ%#rx&:5vZ+U00fv(&vP$o 338CT4B]^#)s]%;0W*'K"
+    "!|!+^l-#ep#i C1BW#)vm$&P!(ae!$VQ&C0i|%#~l!!=r(-105976081zR!#zg+!Kq&-8388608y3#sh+;1Ug-*{g*Rf3wU!<1kT,#Wf"
+    "!#[!Sf3{U!B5Wj$:3V]-T34S'*bg!:3Wr##]!#M!t&*U,#[s#:3Uu#HBy~(;3Ys#r%E1039F6;!xc#u&BE055027s##f-#|s#&]#C5d!"
+    "!zy#u&BDF8CDCCd!#Qc-%k!$d!+[e-:5Sd#t$E0F295|z!S35f&A9d!C5y%#wj#u&BE2AD8B9d!#R(%k!$d!C2d!#yQ$u%E4CED0Bd!#"
+    "m/$k!%d!+{*;5W(u$7FFF22d!#k&$k!%d!+l):5Tt$u#EAAAA[]*:3|j#%k!%d!+W(;6Y,3u-#[k#%k!$d!C6f5#sw!&=F1f!#m&+HC4"
+    "t&%iS-i 317pn$+gX-$nQ!$x0;6]#/}f!$QS# _+l'213909504i:+nv!C5]/96^1=7y11s#%s9<6'(`=>5`=%Z<=3U!)nW%)p:#hW-%"
+    "_d)=,^#Tp1vZ((h~+&cv%83ud#.tt%!Ui%*]k$#UP+M2Zk$#SR,+Zk$#ds+$[!!zU&'Zk$$ln+`58Qg##<E5tQ);2zR#a59Zk$;3qV)>"
+    "0nD,s{!(WHO5-]j$#u@-ot)A5Uj)O5P`X,=3gv#+V`+:3Zq#;3S}*g09>V{+r 368d`(D1av))<=0Y(0QP!^36x(+l]!@5o_$G5o_$#j"
+    "W#=5TP)D1hS(H7UP)H6o_$G6o_$#b--c*$j{+$c*C9{x+A1j{+)V!A2{x+I1c*$et#[62wY.#li!$RS&,c*$}{+=1y!0x`+:3c*C7wY/"
+    "%m|+<2xf/.V$%xi-[64V$#r=$pT&-V$X5,]P,2V$;5V$+Xd!f60j-#~[+%D,Uq#$af+%h%1a%$nV+[66a%#hA${W&-a%*~r+3a%;7a%+"
+    "{a!;6ul.I1s$*]j+2s$$f]-[68s$#bR!$[Z&-s$*si+3s$;9s$H6p5$z$0um#$e_,&Pc*!u3+Ye!H6ui#@7VFv 61:tCE6y|+o 377ba"
+    "%I5Sq.I0t4A7T_*C7T_*%uW+.T_*A7y2b72_X+%y2(~9`63|_& [K,b%%me%6b%G4ec*A7iCC7iCU76~j,,`%A7`%2|+<7q/(YGw 65:"
+    "^a*F7`%)sj%2`%G8Pb*A7^]*C7^]*;8Zi..^]*W81`% md&/`%;8uW/@7qv&`67k{%.Uq+T38|n%5`%#zu)+b5A8U|)C8U|)#UT*!D,`"
+    "%A5`%2o],;8t<@8`P#w 69:Qq%+Ru,#v{+3Qq%$aw$e63uU!#j;+uU!#U:&^!A5uU!#y:$D-x@<7aa-,uU!$k!I7uU!$ru/=0|Y0Z14x"
+    ".@7b}#O7-pV*$xP)C0[3A8h{)C8h{)#Th$^d8h{)A8h{)H8h{)S38ZIC8|W,:3gn$a38tY&f38wS'g38#wS':3~n$&P##QGJ8wS':3co"
+    "$Z38yf!N8wS'g38#wS'S38uX/$x!#nZ!B8wS':3n7f38wS':3Q4[39o[/7#wS':3gl$%_&;9'+S%O9#wS'Y39s'#kl$Z39wS'$Y`!C8w"
+    "S'$dp- =,hi$${k# U93hi$;9j`/*wS':3bm$&=-li,:3Zm$$H!f:(Z/${V/=1Z//u8:9l[,C3Rp'$_p*%[q*,Vc!'j40Vc!$iV0)Y5,"
+    "a:(Yc*F7Yc*$dY$U68Vc!g46(Vc!H7Vc!G7]c*a91s6W92s6Z91Zp0$6E2s6$xd-#]!$u}'+}Q+;0[_*C9~_!;4|t'I0i}&| 402s6:4"
+    "]y&6Um/#og%%P##qr&b02Ym/$Wt'+^z&:4^z&2]m/g07#^m/#bY$&x!#vV!B0wl#;4Z{!#Q{&2dm/$cT+B0bp%<4xz-3gm/#`Y$%_&;1"
+    "'+s'g13!s6Y41s'$fy&B1]h.$pn'Z40r{##oZ!!=+s6:4eS+!jm'2s6:4_v#q 414ip&$|v*%=-{Y!;4fm*&bv$+Z/)jO Z/0s6#jO<4"
+    "ey&%[!$Xy0$ht-0g0$xb$Zd9Uk!:4[]$d41Th%:4c{&%H7%_/#j]$]42Th%S42Yz/O2!V.#i]$f42Th%:4vz&u 424j$A6j$$j-^25HB"
+    "7H$Y$+Th%;7Z%+Th%#gf!!=,},$yP$M7vc&;4V{&Y27},$~z&%=E8},;3}Q0J0},$}~0<5q+0},$iY%C3RY!f74rC#u|'%D,jt!;9R}0"
+    "N6X.%it&C9jt!:4[f#@4it&+t)#vt)%H7%X.#gW$t 434X.#mV$%A3X.$iU07 fw-:4jT$_43j$A9j$$X.E3[o#:4Tu&&H$c&C9X.$p$"
+    "+tv'$he-F7sQ&;4{R$M7sQ&:4YR$Y44ct#;4`_0%=E1X.$^`0b43X.#W`!$`.3X.#b}!Z44VR#$d]-`75k-$cp(%s-1l-;4WR#Z10Vm&"
+    ";4qb0$jc0/m-$wu&$H7%m-#|v&u 447]f0#j+$A3m-#`g&f44r_!:4~S$F4ra0p 452j$$m-^51HB3H#.D5uG$p$+j^!#Wx!G1Vj-;4h"
+    "b$6Wj-;4QS)B5wl.;4TP)%=-wl.;4`|($ug/E1s+$pGO9 n-R10sz!w 457l^!{ 178R[##az$+t~+D4xn#)T[!O5&x]-|(layer_nor"
+    "mv]-+C7#t]-2KO10KO20K2n]-2K(l]-Of%K1j]-^27Zu2^24Zu2G1h]-g20#h]-I0{#7$_u2!|]*7#o)1U!O3%U!I1U!O1%U!I2U!O4%"
+    "U!0xZ-7'T!*m&%bn(7%T!7'tZ-g44%uZ-N4ix2'Rt'3A=4rY1(bu1A5Y]-,fY-$R~1/Ym2%j{%.qf/)ew0B4mu2!kP#7 mu2#RW#G4mu"
+    "2G2mu2>2mu2O2,mu2#em1*Py!%qy1%j#-mu2G7^Y2I8mu2#RW!e48mu2F7mu2#ab(1Ri1#UL0Ya)H2mu2#h$a89ak'O54ak';1fd-=4b"
+    "k'2s{!92r{!76a%%W%N4Wk%,pR($hP!!cQ00fk/<8oe2(zR-U5,&3q%%(*jG$na!2hT#@3l*,w{#>2ms2G2ms2B4ms2B4Y!G8f(#ks(@"
+    "2ZT#H2hr2#Ws%K7z{0$Zg'+sp$'[['2ih0;4SQ'7 Qn2!{P')op')^)+]e,${{/>5Zo-5|j2C5_q%$Qi2<5Xj2-fX2+U+(Y~1#@O2!~~"
+    "/2z#$Yl,Z55z#V9,Q$M8VQ2,a#'cx$4a#$ZT&DdhU&%~'<9][2-d0b51ui2(Q1G4cc-G2si2>2si2D2si2-n5&R!)vn&#j-[89o^,;5o"
+    "^,7 PO+|j'%_t1 s!1PQ'$ai. dS#4vi2J3vi2$g|,H3vi2<6bR./bY3D2ti2#xo!W82f'.ti2C7mp,,|Y3J2ri2%pV&_2]Xz1E7jP,$"
+    "bv%<2^z1/`c&!o!,S0#Qu!$|g27!i(W33u%6pg2W77zV',nw*%:$[v*+g&(g-/ng2C9mM.q%:5bm07!u-,em0.P|%A8RM'{R1;,Q#-Y{"
+    "/#S]#*xh2C9uP!+wh20pO#~_%H5pO#mR)$|f%*xF$|f%E7sO#Zf%2gg-&v[/O0$X%,le.%tO*el,I2wh2I5vOA5vOC5vO$iX0H5vOA2X"
+    "E0vO=1d5O48e%&Z%O6-yOT39yOD2rz#'xf2K9oh0$oX#=0yP-(kX-#U$B0_++i&&(+yn/<9z*0XU$@1h+!{Z)+g*@6h&G7|v(%{-%{v("
+    ".f0.g)@5g)&|!/d]2T60gp.)zX%)yP!C6yP!(bc0I2`f%%Ye%1kt#<,ff%+jt#'vm2.Zy'$ro#'&'^*.]e0$an./a]#2ng%'qo20k#$t"
+    "T#(&G3oy1,x,/oy1J3ei%O4 p$J7dh0$n^#J7p$$]{#(&*RV!#|*I6j0%Xf%N5U$b50Tj%#c`##]a#4r3$D#e`#G9q3$cm%G3re%'g(%"
+    "hq!+^c!@1T83qk1$qP! ~,,ib1+VO@2Z2/pk1V15yG mO-SU%J2pk1%~y++sN#u2]82ok1>3sNH6dP!$Xx+C6lc!$ll2#Qa2O3 sNA5w"
+    "%6jk1=8a$/U;,RV!D1{')py!0jk1O58WN*lM%]P2$mM(j&>7|P2!s`'o qrtX!&Sr2p rcpfP+#|p20mNW38RL#zY/=8Yu-*ZO#r5+ZO"
+    "'x}1-ZO#iY$$b`%+Q8#X[%J8mt4=6tU1C1uV!^32qOC9hi4D1`S!G9ls4&pN.n[&<8_1D4mH)c})I6hu!@7oE*[!)~r%a68c}%$Y=+YQ"
+    "!%X^0G9YQ!A4ms%D0=)VF@7`^!g28-XP!=5XP!+xF%Q^2$e<'Px#$|e0:7w^2/s!T62s!`5]>&gR# x>+S|2#}g2&^P3#c}20px#:1nz"
+    "-_64[[.b89oR!$lr0%(J7e*&(K7`)%(J7b)&(O7/~x4$z`4J4Qm.92Yo+'s03Qm.b28Rm.#i6.za5H9pT! j[0-d~%H1ca!$iW&$bm$+"
+    "tY%%TP5.tY%$ti3=4TP5.d,$e_$C7TR!%WX3/v.@7v.H6|b#K5Y6$_W&=3sq1.}#$uS#<7dQ#+PX&O2 Z!$R3z 77]yY3#cp2#x$,a()"
+    "oz&J7Z1:7oz&,P7$RX&$l(g29 T[3f79T[3*f($Zm&#eV3,az%$vY&O6 a#$|[!x 80]iZ&%P(1[!$T,^81y'W6,e^3%rY3)P#$s)=8P"
+    "#0ZX&#{N+xl&`67U8(oU&`67p8$s[&$X)2c%${^!C8`>$]`3G7Q)@9Q)+YD%h^&N0a#;8W^!x 84]Z_&$X)2[!%oT&c5]b`3#[`3#}c2"
+    "+eo&$Uf5$X)4Q)#|m1,TV3(zm2-f(W7,m(2w$$dDf87Sa3*f($Qz+#}n1+a7%d[&7 y2$]d.x!d88]V]&$m(2[!@7V]&+f(W8,dc3%q_"
+    "3/{~%g86!f($|~%_88nHc69lg!^22UY$C2xw! y^%-lk#@3{EF3u`(#vv*([G+ai!G3]U$e91sV!e92sV!)Vt&%m}+)[!%P~)-[!$TP&"
+    "J5qP&T4,D-UV!)r@E9Q$@7kGA9VJ7.YV$=8UV!+^0$hl3/UV!@9UV!H9UV!=9UV!.d.)mj3-XT,1lU!#bEg930lU!$ai1%R*K1V($(.@"
+    "$kR'%Ul0O10{T!D4o.+UY$A3v).bZ$#dl)({T!O5({T!$zi(,{T!/hZ$`95{T!$qo%$~.C5~.=7fp%I2Pq%$`.0cd%b94~p%#ul&_94m"
+    "-@6m-0nd&d99b4A0Pv'H9^<X97bg%+y.$nt3%gq3)y.0v^%=1W&7 v^%[98]!A2xj%I4a2%U4C0ej#(xv3,h'%qv3=7wv3*f#%fb$N0g"
+    "#![$#h#c3]bw3$W^-~ 101!R'%xa$=1^#1T'U4]sv3-xg31US!#nd!J7gn#<0}a$O2!t%<4t%,ky2+Py3+_(A6_(D5i#$Xn!$g(3i#&_"
+    ".G6_($ui(=7Ut36_($q9$g(5_(>7|t3(s'&d^30s'$^<${'3Y%&R/O8!Wj3+s'A1S/E1e%$h@${'2i#=1S/.}C&|j3%uj37 s';1jQ'$"
+    "{'4s';1Z^2H1rDd72pQ!G6pQ!+s`#'wr+92wr+7${r%~#group${r%+C7#{r%2KO10KO20KO30K2iP22KO50KI6st%2KH7st%F7~j7^6"
+    "3]R2^50st%~ 589*st%+{#7%Sk7>9hr%3h+1V!g89%V!J3^#O2%V!O4'_j7%^j''`y1)bo%7 wj7B9^X$&]l%!Qe1;]u!%{Z%#oT!0xn"
+    "%#^t#,tn%93RU.,Tr%T50jU1(]o#&cS7^axQS$C-]p!=2|U)B6uX!#zv43mz#]62w}'$kk70yt*<2Yn4J3f&(mr%<3h]%,gn%93Xe$(X"
+    "P2<3ne%!m#70y!%p!`3:w`##at# M+PV!)Uq#Y29ko('Wo%!YY$9]gV.%Vq1$sZ!$~)!nk% j'%>%iR# V}*i%4294967Q#+qy#%gx!I"
+    "8}k%S3_x^'&Z_,.g#,ii7${f&%J%rk0%a!B8a!!wa++Ts!n 3_6S([5:RT4=6i_',8%il%*od1#b|#%n}#,Y[2$X](<6='Q,@6V~#`67"
+    "}1<7tu4.:#[!>8Y%*ix1#iy!'T-.}t!#Y[!G6xb!B4iv1H0x,!gh+!oK u9,m]2$`X!%_)E3PZ2$u}#%H`24T#$m]+Rd6ne*'R/;3wW!"
+    "%w+!z_*'S/;3YV!!H7!S/%G&ro!B4S/D8S/F9h#-^&%i,>9p_2(U/$yR!%c!!dW+-U/>9z*E8U/%yT3.rc4<7{b,*Uq))sZ![70V/#ru"
+    "#$D*vi0$nQ&#X!H3k.<9ij4-:$V]%>4Z%a9:^-<6^-#Z+-R($y6$j'x 306fa2%H+it$(R^2$`-D8`-B8S*!}~%)`-$m}! H7!`-%Y0&"
+    "qV%C5gBC1a-^11i#-~y7$p,$K[24a-B2c!v 310a-@1lC^11c-=5{!,9<6}!*c-#uo%<6^Y&+c-(q{3B7oe8$b^%#X!H8w,5py2$z%@7"
+    "n1a12d-V11d-G8d-%e'$(!Zg+/cc2%H+rc%%l=;3gW+/q#=2~-!~z$(P.$j_$%r* qn$)P.$f>!H7!P.$TW$J1RY893nd1*b:F6i#-y&"
+    "B5wH%kd.&P.C4c!H1b:W15s)E4P.$|z#^32g_8<1}!5mW3b80uT3'jW3'P.@8dp3e83jZ!I8d:$db#([%J5P.(e:!`+-V(%f:%{*,iR-"
+    "<281{e#$tX!!'/je+=7<F0sX&o 3_3Q%.ee+T8,X^!/iT&#Qb!(ov!O5&pN#oj#F8iZ!B5hU3x 318^!L9x[!;5il#%_!)j67(by$%vi"
+    "#%{|,D1[BY20|0!Xf%(Z4%zU3 H7!Z4$m>=2|o-C9S(D0Z4.h#,R-X22{^-!iw'(X4[23x4C2Ze!%^60qB'v`%93ai%2nr8^49p4I7]^"
+    "!V88}q2)in8)gw#<8='p4$`Y2&`Y%4p40]C#c&W90[%I1p4%ZU'95[|#-j(%T}&%Sq2K3m4&I3i0!(K-v/!(C-b|2$Wm* '1tz/,l4*~"
+    "_& W1(]&B2he,>3xv! u0(e]2$pr&.}3=2`]6+U%B3[`3C3]`3%^l,$wk2=2er8'wy!$yl,#i#(Z/ c}&G1VZ&93|e%(_w!$S~#94tv!"
+    "(mx1<37y -1;{Z&@9yw!${('Wh&0z#+xw!D2xw!<8c#!X$+We(%e(O2.b#&W#A5Rm!$uV,$sA0_d$;3Vk6.R=X33vt*%oP,,n1$`~+ N"
+    "/n1<3R^'$gKb33e!=5e!H+[b!$]~8=3sS3J5g!>7g!0_V!%zy2&o!J7g!>9g!0uJ'`%%p!+io);3ZE([t!)k+!'0Z`,=3=G0qW& R+(_"
+    "+/X`,%d-'up)/g1'c,V6,o$H1XZ2$X_$.z,$aq9F7}IB2}IA4v=7/}I<3[j&} 528S)&[)b41u#!(+U)#z$!'0{<E5t'+rk!A2{<A9PR"
+    "(![Y#JteV(:5UQ#V98{c0$[T&B6]%s 569nd3&x}!.el%)`b$v 342Q[&H3}{$@3h{493|o%&U$'Ze3;rXd!-ip%&Z}#-W_3$sR/J4lp"
+    "9%W,*d=!Y^#Kni'$Rm8$ZU',V[!H4j%)ie#X4:mj*$[n+A4Tl#${b$!<D-Sf2>2b@w 101pf2!D+ik2=58+^l#$yW1$_l#'kBW7,ch2*"
+    "lQ,`57sV'%^1>2w,&V&.pv$$t^!F5]n#]49bl#%rf-,Z#%VA+bE#R/_27^`&93~w,&W$F6zw$;8R4,Ru!$X_8$t,[80g1$b>d47c|*%}"
+    "-H8e8T82yq%D+Ra#$Ra(%~%D8pu!<5x8O9$eb!$}c!#pa,/sU&93g~$)gb!$Ty3)k#,^F%`Y($KD8ru!Y36c!a35b6)g).Wa#%Rl$F8s"
+    "u!%qj$D5cU9+Xh1E0do#)]h1$A)hi1B8_!0dS#$oo/H0ko#$US-@0T@;3xy,&l'$T{%J3f-$f^(!G7!}z*b35SQ!<5nP&I9RQ!%q](%j"
+    "Oa54zn%&H+YY/(zj%&hQ&(k/%`](>3Ui%*k/$ny!g56%k/$uCb57tn9s 3_4`c#$o~3)k#-_&$kJ%zP:D1k/B8c!!Sl,-k/@4cA_41k/"
+    "=9|!,:%Qf#B3U[+$qp('t}0-k/(_q0$A(k/X13_!H1~T#$j`.&ZQ9);$^P0(jQ#J4mc#%Rv&H8yp!%XT7%qZ!a59]e%%HI9e~#%x^%^8"
+    "1a|#%dq'%b*,s}!$gq'!H7#q-%H'T`4+pi!D4Qc#^39k#-a&$W}!$KD9w}!Y40c!!et,.q-(~_!F4Qc#%pw&_99q-%r5C7q-']b0$xn0"
+    ",q-%cb0&A)q-B8_!1^<=9tc0-;<4W^0(i%2_c#>6d:1t|#%ba$%i`4b64va%%IC9xk,$oT;d41ap#&cb% b.,V]#Y66R+!yB*c.%z*7&"
+    "U;%li4J7YY&s!3_47c.G4l#-P'B8RJ#tY8)e.B2e!!zq,.e.)z)G7e.(r#,;%[c#B3k}#$uP0&Vi0.X;$y{.$HC1X;%bW0$np81X;$ir"
+    "/0X;U42VX0'v%2f.>9f.0gw!$[a$%{'D3[~&;5YV!%IZ10od,$Y[!a42Uv!U24=0uV& o[!(T%F9uf&#`o!&[]#C2_o!H6yv5#v5.P^!"
+    "X71P^![11qg5%_j!/Vd,C1hq#a72c3%Tt4t 119T^!Z73Q0 qm#)c3%eV:O7%vS$$|o5>3]i)C2cq!Z52c3_44l#-|+%d9(D*c3+k_!`"
+    "37zS$@5w. `Q.-v2(}!-;3X^!$gm!&lT0.c3'zy/$A)c3B8_!0yA%vz91yA$W!(}7Z53X^!B7lm;/n-$c=F7qc&C1yi#J7_[#<7rT6a2"
+    "7[^!$fY'%w)D3{W''_5>9]^!,c3V7,|p8-gs8#c30z0A9|q&(x0[80g-,pQ!$~o!!I7#x0$kT!>8X}:+kW$%el7&Q&G6l#,g'$_Z'%L#"
+    "Z~3)x0B7e!w 382x0@7^,G6x0>9}!,;=3T'*x0(m}/!b!-x0$ox-$HC2]D#kn5%_!H3]D#U&a13]D$fq#)d5I7]D%p_'91yw#-c($Q9$"
+    "y'D3{g5&z.&I/z.<9z.G2nb:5z.%~n# v>-n`!Z85l+D3[R!$[Y$!I7#Ul%$]V!'pc3C3}{! ^Z(!TW5%T&G8l#.vj%(kx#F6l]$<1UA"
+    "G3uP!=3n%#j#(nz/&><1r_1*l+$lj'(tJJ6~Z$%of' j91b]!<8x%%S5L7o+>8o+'x*+|==8a:'P]$)}=%hx!G8bc6B9Xj#O9!cZ*Z39"
+    "le*$Ts(B7dZ*,^a#$(]74Y|6r 31,JG0Um993Qh'.x+(v3+od2-ed#7$[!*js!$Un&(sw77._f#H1_f#d3:a',[w#&m&L1`'%{e$&JG0"
+    "Yv( d#(n,G3t1D7qu#$X1$e0D7j]$!R]47%ee&*zZ&${=$TQ$H8{T):3]l- {B3Y[*!^5/Y[*#~m1!>.Z[*;3i`!=3z8+kx!@6^Ec64w"
+    "w9$U'v 243yw9a3_Xv9$^o/Y33X])<1Tq!F3VR0#zu<$|y#0Sc/&qo/O2$Vk*5a(A2n7M6^])$U(!'4zw9)V(+Rg!@6}[%=6gw)<e}5G"
+    "5PT$2ob*7%y-7!][* Z#Vf7o1*q^)>8fb*G7U~:*^[*D3fu%+WX&%Wt$>3co&)d+$z[0C3Uw$%T^0c44Ww$$qq0G4Sn$A9Z^7`39em!%"
+    "g#G4l$=3md6$y`=*eX$$cW8,Qm'$U_!<1TW!@9|v3)rq5$fi$-Rp7A4g`<C3sk!H7tv#)U= Uo-(lX$=4u^=(lX$$aU! <,lX$$cc+%T"
+    "y/+<'Qy/*V!>38*lX$>4fy/*lX$%nU$#d^'O0#q-)]CH5]C/R`-$qd=F9lX$^68lX$&m**Z#$ou!Z51N#f~*G1so9o 3_8yQ!v 73:wu"
+    "7$V>-b/B8{,!|q4*~O$nQ!G9Qh*C5o01Ry#%Zg4 N,mz!;4}x'%U&!Qo/(t[!=4aw'7%sj!%er6>0nd:+U`!D7}w&%b_+)l#-yT<$}Q!"
+    "%[]+D5j]&%a~#%wb+H0sj!A7p).Tx&<1Qb;F5l]&<1^.Y53sj!%jv/=1eY0+sj!(xx/$A)Qx/B4_!0u~%%C0`k!%ay/(xCr 76:R{6%i"
+    "S8J5o-=4Rz'/am(A6af$!Wj-/uw%<0wr,`61nz!<4`s%<5az',]P(%`}9%Ib68mx&=3x/,v/C7e, d[!*v/%~[(7%rW'%T|6=0rX%C4l"
+    "k!D7kh$&{h+(l#-d&$oe!$L!D*v/+R%!jn-.v/)p;/mh$%pk+%`_4);&g$+v/B7mk/F5v/$_l/=7A)v/B9_!0ay%(im/.;$u!)j%1Uy&"
+    "!et-$y-/w-%ht&$y'E4aV($nm#%IK1hx!%|k) q<,hx!<4tn&%i*C7zf$<4~T*g12%z-$k==1eX!C4|l!D8zf$%Wf$)l#-g&%g=>8D*z"
+    "-+l.!av--z-@8|f$G8|f$$y`$!}!-;%Z)C6}z<)m^/^16r<$~n*%H+r<%zs.$_!1r<$Xt.1r<$cd.(r<b82z-(u:0y{!<4ce%$|'[41v"
+    ":<7aj*%{)C0uz#$Td!M4^Y$%`d2!i.D8i.D7W+D9i.%p#7&e;%Us,'e;+Vn!D8rg$&wR!(l#-R'C9QLD7Qf#&g,%i$0e;@8tg$G8tg$%"
+    "}S+G7Qf#%d`$Z58i.X7,dQ/.e;%aQ/=7A)i.B9_!1e;$z/0e;%q/)ui'1ug$o 420i./`Y$T42_^!$P8[20^^,$^($I[17wg$$qv%2q`"
+    "1%yr!&p`1C4~w!@7dP#F8fP&$sQ>&na%C4ls!G9zv*#iq4.r^!r 422r^![90S]=$`>_22bQ9*RQ!I2|Y%=1ck)E9fg%[42U[!C9gg%;"
+    "4|S$!I7#e3%H'W(+tt!Z89e3%ey$)l#-}+%fS!(D*e3+R%!m^..ow'({|%^89e3&m|9/jg%K7r^!$d}%&Vl.-e3(q`.$A(e3#la$&_!0"
+    "~A<6a!0;$_!)Px'C0r^!$TX$&r^!.o-%m20R_9B9o-1i[!=4UV$I9ng%=4UT#%ka-K9a5&IE8Z_#$x[-&gq&^46e3/S{'&iZ(C9th%=4"
+    "Ti#%T`9,yQ!${m#!I7#y0$bU!=3cq$C4o]$[93y0G5l#-g'$n1%Rb;D0yQ!C6k1`43U[%A9_,/Sk#@7}!-;&Q#+y0'qb.!b!.y0$We,="
+    "7A)y0B9_!0`D$rg+1f{'$hE)ad!a94`DU34|.0z.%W)$lX!d34z.N5z.<8z.#bY$g48+z.>9w>-x`!%`R&&l+,_R!<3U.7%n[%%|h-=3"
+    "n[%C4l|! g|))bY$_67l#.h-(Yr$G9XZ%%ov*G0xP!%sz' iO(bY$%b}8=1Xb..l+$Rp6(Rb!b98l+>8j91g]!%{n%<6|'L8o+>9o+'x"
+    "*+}==4a:2bY$<4Vi!F4||0;4X[!%BO1!vW>g42#wW>+Qm+)qV>&To+*fd-%tF%t[=E6uS$%Qt'C5uS$D5Tz!0tW#W10RJ<6QX8%ws'M4"
+    "by&X50Po0`50Wu8=3`w=,o^>$c_2%gQ-'}a*>,>O40~h#H0~h#A0][$#n(<6md,*g(%s'M0g(%uY$Z50nb$+uC@7Q(a10Sd,$XQ$^60R"
+    "d,,{V$r 105Ui'L1SY$$X]'B1bi't 102QX$$m`#%QX$#io1E5i#1m]-J8RX$$_r9G4mS7@5RX$I8s!$dv2C8Ud-$cQ-$aW07 RX$B4s"
+    "(O4 SX$=6g$.SX$U53<$d2D3s&)av(;0vi#*|U$&W{-F0_j.!mg57#sv)I6ar878VY$,Sw;'~},]54^H$Vt1=2}D[54Y&F7hm.O5&Q{)"
+    "![}'*{h,$~P-C5pf/'jQ- pk#*gi,$ax5+}T/#of+%hV>(QZ><2[m>/`;A8`*#aY%*gP*g50&e%1_u.g50&|S*0RnA!jp57#U!G5au.g"
+    "53)w((f7!pd!&YS*){K#a1#be!f22nQ;T44xf(G1VP;;4ha$]86vb$=4}j5$S^!_44Rz>$Tz2F3q,&Pz>5aX-P44V'*r0$u,&}y>5g%%"
+    "oj(-kL$`O%cw.C4WZ0B8b..]$<9]$+|e+$Q/&x{>(~.I:[l$D4[S*O2 [o';2U~:$Uk%1e^*$z^#X28[v( xU..cn$%T`%-v^*$pz>)X"
+    "B$x_3D7vn$%Te7J8vn$V44te7,~,+cb5G4{R#T21}!0ub*&X)!Qc5-my.$_d.C4VM;2Yh&${!u!d451Re.$pC<9Ts!D5|^) yE(nm$%f"
+    "V#B9om$%vl5/]v'$n~5<4_Q6/Vm.u 192Tg3=39*pm$'wk..lc*$]{#G9nc*(uk@%3@7im$ ]&+^R!D1zj(#gk!#s$g514P#'W//cl$#"
+    "wc6.f*;4cT$%f*]22mT6%S^//hT;A2]X*a45Ve*;2Y{3 N-o^#%hX$$Y%82cd()un!%km#O5%Uq#&H&Uq#[58{x),dl$%Yx,)m#-Q^@$"
+    "wi!V72D)u|!%Ul&$e!!sS;.^IX16s)/fl$%uT1^25_p!<9Q^.*Sl)&x{3$e{3.Th&%~o3=6A)Rg4B8_!0[|!$|_#H9Th&$p`#)yt![11"
+    "gl$$[T$&c7-s-%zp#/rm2B2{w(a46{w(<4}]-J2fv(<4zh#${)]46V#%8$II8|`#<2~Q#[22z/%hi#%h,D3_{$<6uo/7%km#%TU$=6km"
+    "#[59z/,hl$H7m#-e&$mK%^P-D3`{$%ow&<7n(I6z/*o8/jl$%xg#F3b{$<2gR%Y72ir-%Y~2$d@-Vg&#{^7&aj2Z99|P<X3,SP30Rm#>"
+    "7RV3.;$em1)Xw)J1kl$%XU3H2zU)<4]P#<7`+,um;%eP#$IJ2lV)n 242y<-q[#%pr-%l*D4kz#%qn$O6%Sc($`4!P!$uX*,Qh)D2ll$"
+    "_76m#-{w@$`E%{Z-D4lz#Y77e!I4ak%X12jo!F2nl$$aw1#P#-;%S0+iP.<0X[2#'F4~-$ek0=6A)~-B8_!1z<$Y!1z<$|!)z<J2ol$@"
+    "7}:1W`#&sD$v`!,Ud-<2uf#<7nP<+]Y*${o/d49ol$<2{i.!m.,ol$&~8%WR<D0m.%{R07%m;%]B=7m;[61m.,pl$-x-H5jVAC6^LD5l"
+    "c'%RY'$Ia47m;)gd)v 124m.>9P#,;%[b(B7]z$#zq7%>F2[b(;2mm<$H+[b(;2^h)$_!1[b(;7R#1m;$`o:)m;J2sl$W77m.0sl$<7p"
+    ";%T.,Xw&<8Y_A$p;+~t.$z]!!'/sl$$Zu+=4zV!D6q]#+W%.ul$#VL=5pt%_63Zf!-V_!J6mh!<4]p-%V_!C6Y[-T48r=.jz&B2Vo3a4"
+    "8}g(<2pk%t 262V_!%^x#%Y0-rk%<8{!7%{[$%da$(qy/,}X#D2wl$_83m#,R,%D%Po--sk%%s^'%V_!H8|[$A1uj)^12yl$<2bn+/uk"
+    "%b21V_!%tx!$lq).Vh($rx!&H+ZB$_R(%_!0ZB$eW<1Vh($Rk#)Vh([13zl$%Xs-%V_!.s-$q=_84dp<*Wy!I8UT*%|X; N1V_!%Ym*<"
+    "8f,K6h5&I.~^$=6h_0#ux!_65j3/Q1&eG[62~0C8l-D7ZR!<8Rv07%Qi+%hc$'Qf9E6T|!,|l$%}j')m#,i'$za'%L!D*~0B6e!a49Vi"
+    "+A3yV+_33~0>9P#,;%oj(B8~l$;2wn.;2]C.lD#wW%%H+oj(%^z!$_!1oj($SU+1oj(%Xg#)d@J3Pm$%fa)v 270P/$bz2=5|{*K1P/&"
+    "I/P/<7P/#Pm$g67+P/%e_. R@-_a!%y|-%p+D8pR!<9eT17&Tj+%R%'Uj+,Z}!D3Rm$&~3(m#/m-*Q9.Tm$&rS#G8ZQ!%yd(B8Tm$#_i"
+    "8%>`22gv'#_$X22e~!J3Um$%{gA t91|]!%ev-$T&E4j~A&t+>6t+(}*+Y>=9l:3Vm$%Rq-F9U[%;4[s!$fFg98 gx/^49Xa-#pw/@6q"
+    "x/E6bi$%|g#>7T#0tt4:0Pa-D5e1%[o!<6wP!.ef$,C%ef$E6j{!)qJ UR87%[a-!d$O_!`wD+C7$[a-1K2{a>2KI2eQ2.~^>F2}^>^3"
+    "4o[-g26+n[-*y#7$n[-(SZ>3y&7$a]>3S'/tX$!fy+7#]'7&i[-C1TU1O7!{z1$yp%5}ZCL6nQ>$zY!4TX>0~[-&q!,R]-G4wz1>4wz1"
+    "O4+wz1${o)+hw#>,9F6vz1B1rf1>3hi<-vz1$PcDM0vz1[30Q{0e28dqD$[r(.]]-H4tz1$wR*1Y_>$`)I2l}BF1YV'A2Rf3%Z`!._j8"
+    "-rz17*]%%S%7.ft.<1fj!K5XqD$e_9K8WqD$fP.O3+WqD$a[<$r!)UqD(X%B3k|D*g'%tI*V!<0p+4UqDa30Rh,>4g|1O43UqDI4g|1["
+    "8,f|1H4f|1#ii!-}v.)sr/C1|q.%jw./Z_)){P/a17b}@$Xk%K8_oD$pfD4bQ>$rrAO4,^oD$p|=>4V+-`W'$eM$ea/1Vt@(ng>1]oD$"
+    "quAL5]oD=1vnA7,]oD$_b.=6et$,]oDH2P/$VW!=,@,j/%^d&6{%$ys%0e`<${($gi:4]oD$@O8.]oD$hm==8hg.,]oD%vg!0b%$oDM0"
+    "b%%Zw&e21]oD$nZ:5]oD$eY:7.T|=X28v!/Q|=$X*%RxD1[oDA3XH*nX+G4gU2>4gU2C4gU2-c@&Q!)t_,<2do;+eb+g5,&RS!/eU2$f"
+    "e!O4 V~0N2dU2!{f!/Up%W33ss)1[oDb33fP+@4]a-z 4_9unD$c!/Tt*a4_wr7J2QU2#Rr&E3Qy(%P~)%hi+.o!#~P#0Yl<)}YE1Tw="
+    "d4,s[E7!tnD+v!7 tnD$W*@3x-M1{r%#{)f33tnD({)+oG@9R#0W]8D8Pq%/u.,Pq%,q#%oi70ftB~ 4_1 Q]3$bb/+[P@&kg(-uP$@,"
+    "U!J2jh0:2i^/)T5O4'np3frngp3#;7$`p3*D2~k!+DO2)DO3)DO4)DJ5gp3*DO6)DO7)DI8cp!G9xq3E1dp!^76dp!83a~@.Vo!(jp3+"
+    "r)1Up!L3N1nw%L9M1mfFL0M0zo3d31M0kz@M3u%0`z%M2x#H6M5x#H7M5x#O8'et!O3%fP/F1zr!%uE(xh!K3t}@@3dfF*r}5W71uc&%"
+    "m[),fX@'Wa.%Vr:(d:D5gk<$YlF%iz>'Y@$gnFZ, ns-%{kF!&:6S!(`Q/U37|t%*lC,yT:!fc&Xzij_9A4dh30w{E+~U;V6,b_F xj!"
+    "VbsPP*#cT*(Z( iI>nt()jq#'~p<)Ww1=fWw!$Q%+y`E+](.Vx$U5_sN95Ri-3hc1G7ub-)zY*d29pQ7F4X!B0wS/(p#1]V*&Zd-!eb!"
+    ".yD;3RpCc14]^.!'I6t#$'H6SS0%zr6,_]!F8v/*}v*95j~-.j(@3y%9:Qh&([}@B3xT&<7d_!1[U-%<*c^$=8a^/%ps**fT3$uV!-]|"
+    "A@2Wd!A7_W#$X}F*gX->,80w%(v%^14hn7$yx=-fn7*E<7c}!)Xq7(ag!#ps!#yk!G7Y_*95Rs--]$'rb.95{T.+R_8$a50XR0(pS0#P"
+    "% &/cYD!U[,=xz^&(dYD(iv7(ifA+s]/%r[!'h^#'v]/m&21474836Yb='i6#Z(#k:A8pu7)^|C$^#<7x[@)VjC<0X^/.p/@0j'a5:Vo"
+    "CK8o*>9e+LBE$cp!,n{7 f&%hc!#Q{!#}_@0hi!#f$$iDCu[g@M2ZT<%xa@0k[1(r!'k$H3k()cgD<9p!*Yh@)ob0#dz!;2ft$q rmi}"
+    "yCC1ki!'`%]4,A(Pk>:0q'# 'luCGpaS@+w*^3:W}A7#gT!-di/;7aa#!_l$(bT*$dMX1;a]@(raG+|e($~T*F1R9#Ut'$Ta,*Wk&#WQ"
+    ":$rk;UinQa+=,W!^69p]*'gr!-lRDG9{d*+h8$PX')[xFB1yT9#nP'H8q$$cq2:,lZ7(S!#cV*'lj-(`s8D,Zv9'[W(;,AO0$X%(tP4<"
+    "2r$,al/Y5_Wu8$Ug+>2X%(gW!)rt4;3vH0Pq2#S&.[z-A1]WA1V}D=3lk)/~q0@9xP41|q0*}%0wQ#<5m'F1me/-l&>8fm//l&#hd*O8"
+    "&l&#xR!/xy/)}{+I1^v7%XP)M7l&>2&C1x^#'g&J2t]4U15`v$7 g&$ap43g&*~iF7 g&<8rx$O45WWB%[T(e19g&>3&6g&(lP!A8gq*"
+    "_52e5%]f4%a40iz#J5jz##f7.vz4%}g!'T#O4!](V73V($J@1wJH0Ub!#~).z|1A2^^)I2Vq4@4qm#,_}8)_[(+h(.h]B#`^D5nd(^22"
+    "P#(pd($&J5}^BN2~!@8|^B,o_7(bT($ThF2|Y#M3~!<4rs#L4j.)XW4+Zl.$hU0#&3VW5.Sf!U8,A^13le/@5Vj4=5Z|/)df'5U4#Zp#"
+    "/qm!B2ap0I5]b1%{]%.j&#de!'^fA!cj#(ts!<3p_!+Ra!>9jc!1Ro9%gS@#uW7G8hS9)`T(#ZU$,Ta>#PxCx 1C0yn9G9_[F,vT4&_["
+    "Fi&-1060439r`;(Vi'&^m41qn9$[SF#xs%C7e^6;,^SF.Tm!#{I+beF$owF3in9%VU4(p|'+RP(<9oY4)na!({z+>0AH3To9.qc! T]("
+    "/{vF$S]%*|!)p|'*dp1#ve6%cwF*:(imFY53{W4>5p!B5SS#)Wz3 Zo*'Sb!$qP,-~v;%Qz3(s!$TP%'D@9pY4G8lw(q&3B52E7DB:#Q"
+    "e!t$A2C32EuV7)Pm3$ajF+gc+#[d7u#C93BBwz;)fn3I5ylF#p*t%DF6384F_!(f}E$_!D5W&$o`3<6zj((|!O8#WpF>9_*T68]X((kV"
+    "3>0td4E6cb4#U`3)_!E7y0$bkF(TnF+kU>=7|j7t 5E3P)@7r-%TmF*eY3<5Tf380jq71o3'ZlF%z#F7Y#>7mg3$`#$vW#,jlF#h' Pr"
+    "&(mmFA9vh3'T|+#hY3#Z&B9VdF$fjF-R!>2c_3%iSD'=>3p!B2zp(%UX32TiF%R!%YX3+D#Wa)@2D&^Z:)Wt!$aiF*Q6$~V3A3xV3*}h"
+    "F<6WV3'm+#WYHq&3AAF85ED:#Y4t%91FCB8E~l2&sz2&w|2*Y4;9Y4z$1D9856}gF@2_!*Y4;9Y4t#6357B[2$tfF@4_!*kf8$PQ>z%E"
+    "75FDEC}p2@6_!*qCg99!iQ:%yn2@8`!.tu4&vfF'F&pj- `r#<st*#V|4=fy{A,nUC`87w~9'sw1!wd(l$097152`j:K0W{4r(213070"
+    "6432dgF&Yx1)yk2X3,[%G2gt4;5xX7(}j1&yx1 d#1liF+iuE&aiF$un2*}R!#pn2&Zc@-vW%$VZ8o 318{[#CldZCf83nV:r 107XR!"
+    "'u]#1hX%B4qo2B5}]C(ZY:'l]#'_M-mw/)y^#ZtuhW%,Yk#-jw/95mQ5(`'B5[[#(q!I5fb#-gr/#q!.al#@4y_!$Ua&(g]!>0nk#@2x"
+    "k!!pT5(po$&`g3,po$)jg%E2ya9&tp2&m20`p$I8uo27%Zz#G7Zz#+Tr!)ty#O3&Qr$|#preluSr$&=7#Ur$-FO1+F2Yr$-FO3+l!I4p"
+    "nD.Ub7._WJG6Yo$w 156Zo$(wg#.y&0]o$f71P!1k`7f72P!0bo$f14O1ul2f73P!B4th)c15ui$b16vj$!^Z#1^j$$]s+#y^#<6na&0"
+    "_j$=6zR#,_j$} 6_3sT%>7|Q54ro$$gP.N7jb7<1_k-&vd$v 6_2i~%;,lg53zr4d62zr4>7peF.pw&(zr4-p{#:,A7!Si$96lg-4Q'$"
+    "zW8G3Qc)&ex4C8Rg)!`],,Rg)%zV$)Pg)<4sf&.Sc)@3P!,ls#96hY0)~b);,gcG'Rs#&mQCH-Uh&$[k'/R~%E2]k<$gy%D0Xi&&jrB."
+    "qb)<4oz%J3z&)3$cz*/PY@Z6_ae'@6WsB/neDU83h&-o^&<4V&,hh#$ug*<7gi4+QW($Qr$G-zuD=8bv%0Yo4$V{/+n_&%Pn4/n_&$wl"
+    "/%x#O72k'%b'H6{^'%P{*!a{I'^f'$x['%g!B8Zf'%}m47+_^2J8^^2D6nj2<1m_/'d#+zz&%bn9=3h[&(Rt'$Qz<&`!/Qt'>6}r%G6j"
+    "j2${l&F8[g'%l`.+fh(&is. [!-us'#]k&<7=(rs'@9X!/oa+$r%0g{.$v%@2Y%1vS)%js'_13Th(<9vS$>0UU0.lT$%Fg55!tv2t 13"
+    "7ar'$`r'&u*+uv2(]p47(b]2J9a]2E6bj2$q}-*f#,Y&%to-=1B*V-B2b!_95V-@1fF/`j2M3sv2=3`$*}V'>2Zz#E3z}+$pS&=2mT%'"
+    "PPK@4X!H3n,A1VT%*:<2`h%'h%1Z-&X+I8Su'<9h~+$pR&2rv2O9*qv2!]-+`R)&{l-'es2)]-$y)7%a9%cU01t^2E6ni2$QPG*f#+X&"
+    "%fg4%K,ov2&zb,%}-H0f9'zV%H6ni2M3ov2%iAg41#u_K7N`]K$w%I3i9#k.(i92ni2o 101`-/n9%wi4&n'J0pv2%H+Pv%$oZ%7'nv2"
+    "!{-,pv2&cq4>4qxD(}-'to47%^:%ag4I4ij296ze7*dGF6i#-y&B5vF,pv2Z14c!a10a:@8t).y^(M4pv2%w/B4ek(=4}P%$QW.*vx%("
+    "TQ%_40~}$$X!0a:#w%e42`_.A4a:a8:XV!!(D-uu2&sM;8<0]/)m;0V}1&fs4%z(,dc3&^o-I0|w2$qZ#I3~`)=9;D2vV!'zR5,Qp2>6"
+    "[z3:6cRD0vt73td2#kd!-y|=!o2H1gy*;,S}8/xj8<9_W%J4Vs4%`]6,vr;%z' G2o~-&Ui/D0sa)&wp8<3]p)+R5&xp77%ra)&ar8J2"
+    "hp796SP&)T5^50k#,p,%nn6%lw2+^k0%YZ.&p6/PfD@6XR&96SW&,j4'o#,9I7p[!${g,&p|J+T5(UX%+nV>$cn8#X!/Tw2$w%H4qC%e"
+    "T%([%0Yj.<1op90qw6=4Xw6+wx'&dq5.Zj!%ZrH%vr51UX0&z^EG5xQ!&pr0%P*,Vm:&Y6&IG5}b>${30Vp2#{3.W$<5|c,.TW4%Zu0="
+    "1o[,+}0%}f-7&gX3%W/'hX3C1uz![26}0F2k#,e'%ie->5Qp<*}0+n1G1Wc&@6PhH96ri2+d0>5Sp<,9&b$*`x<(d^%[51}0'uiJ#=(}"
+    "0@5X!H4c0$ru80:#p!(bW!I2pW0=1SX32ZW4&xm0%m',UX3&k.&I/k.%cgFG2kw#4k.%o]1F4`X4%cp0%[+[64k.%tc07%nW0%s]7'_|"
+    "0C1Sz!C3nW0=1{y.'k#-V-@3g~!F3mW0U56Z!,9>7Zu.'Ra)'kUJ#m_J.b+<4eR%'s#2b+>7b+0g^!%q{#%w%,X{H'b+>8b+'l**x}#%"
+    "ei0G1`j+<1R`!%uj02ZjF%zR!%Wl.&Rh#$%(lU! bu)*o#&mx,-m#%Rv(%_v!3Uk7:3`q'*nr,!Rd$CnwR)'P|4<1_Z#1|q#U6,lb8F6"
+    "Th##>+}q#+v{!(^y!O3']t'}$shrinkorG&>7$irG-G3crG-GI2rp'.GO3,G2aR$O6)Qc))2%Qc)I5lq'(dWM.~&O]$nr'/Y'0bQ$O3 "
+    "P!H2Pm'7 OG3O7!~!7'Ro5g12&Rn'O1)Rn'!}A1[T$L5sS$=2{U3%Uc)J5rS$W27Wx%)U_!Y7_cW%#|u&/{V$3gi'B3qe)-fr3^3,ee3"
+    "@1_h#G3i{#_18Q{#$aV2*]^#>4nw#0nz(J4TU32[bBZ2,Ps1*T'0~a)$[T+.qm&A2{]8d13PnF/[[&)^w/'lP+87s|&7+xb)@4yW&+_z"
+    "$#q|%(kq0(qB#b]&.hgE&;*kYCC6S!&qz$#re%-}}%+cU'=8TE!b^'7&Qe((y*B7|,0x[&&dVJ0Z(B3<)W,2h[4,Y~1B5X,(s)E4We)%"
+    "`v'F3Sq#!h33ob:)WW787RR$3}z&O29}z&@9|z&+b,#zR7.b,#P_%J9c,=8;+~eCC1T!(}^'%_~$+f,-yrE=,l##{cGI7Zj)'eu)0xO$"
+    "shII3j{&O1 p`:&`j)c7]sa&/n2)Ui)K3ze%G1r2$vv'0t2'Pg),pP@,``%>8X]-#[_)J9eo)=6U&0b'$ZW%H8ii$G7~=(qd)J3Qn)O7"
+    " f(E9Rn)DlZf%/s.(_c)0g(>2=C2vfC,W!'xU)0Y_(1n_M@3PS(<2uf%0]n)O8!h(v 20]X|:$^i2H3S;A1Sp)2hq:E4qk)(``@'nf(M"
+    "1Xg(L3jaM/f/$ug(0f/'w`M,}'1`U*$q#B7`v)+UQ'O0#}''hh).RC;4}',fd!G5qR!+dA>6l>O7&ed!x%dropoutbd!$;7#_d!+DO1)"
+    "D2hf%+DO3)D1Rd!@2oe%p$16 %rsfd!$Sd!G4umN!mS7.X~6'Pa!,p&1WP7L3NO1%fmN,U'0oV)L7M0qU)d28MO4HYmNO3%at;B2SP7("
+    "Yb!B2vpAJ2Re!!oy!1US)L0Re!$Wx/T9,tQ7b30Re!$SP(.Qe!u!8_42`l2&cf'/bo*7#s}(B2Rg*(ep$A1um#(`p$<4ygG(Vr(<4Xp$"
+    "1_V)-ueK>5vU)+R#%WuH+gy*<8~e$F3od!u!8_27Wz1(pg1,se%{ 8_9}tHa43eQ@B1xj$)Sv:/|s#B5zhNI4nv:'hn$&x*3Uf!0lzH$"
+    "Y-F7ge%Z8_Ph588b8%ZQ5B8sS)Ru86!tw<n rs1|#a6:`wH$h#F8ma!T8_V2#u:$mW(-]#R60]#>2]#^8:|ZN&w-/`)Y60py*+]}:I9<"
+    "%`X,0zz*&Rp15zz*I8lV%W8_a*J9zz*I5`P(@8_]4B8dd;(ts'*X+B8`!G1Qz1`25v/A2e{*+zr'#a,@3yr'6yTIH5p*R27p*@3_%J2z"
+    "a;*~,C9_%L4cTI-_%)_x+C2W.K4W.;2e0(Q*B1U_IC1X.,y>&hv8'V~4C0R%L6uvN,rT!A3yT@+Tm##b)@5^WI*Q}5)Vu1H0z%R32z%@"
+    "5z%.b5W11a%G8gg$98Ry$-a%I3a%)XR#Y33d)K6d)#Wo#o rs6h$*m6$b]#4d)(j^5%d),nB/md5$PR3I4e{N%]y4/d)@7d{N/esH'o|"
+    "N/z%$v1>7z%F2V6W13a%G8|_$=8mQ8)a%I8a%)x1C3x1L8d)$x1@8h$*stI$ki&K4d)>4`j&%d)+eE0{H%esA1_pH1Yv8#d)@9]pH/|l"
+    "H'}y8.z%;4x1@9z%b4:raI$a%G8gg!|!8_26msDI5lsD$mc,+x1c10e);4y1'ke(98Ph$-iH&rs$1SP$*[Y!+]F/We7+gE^27dU%C7PH"
+    "C1vFe32{T%O3 lTA0mS=1]x$B6`,(b; k`-7)rS!G1jIC1kI+qb6$uS!%_o;I1vS!;6k-@1wS! cb$7,kQ!$mf$=2`{%/U&%U[$70PQ!"
+    "#_}!(P*+WJ@2[1G3TbIB0UQ!f20VQ!G3buNF1l(C2dDN3X_=,~UN)Sf@I4j]!%~TEa7]PW==2Z!/c3;8a*)c%*go6O2#sM$V_#*|%+_E"
+    "G3Zh,$ZY.I3|tD%m`-0|%)uYN/_Q='XvD/Vc!;1|%(XV! aT-3|Z#/|%>3lT#%|%+zE0d|-%}w21yS=%}TD0|%-yS=+s^%=2Z!/|%%_="
+    "(oW!&VT-(Q[6K2uF$v%)uFC2uFH4}mL<5{q&/rQ=%Pj10|%D5qQ=2wzA1[O;5[O@1_<H4Z9K2]C]25]CC2aG@3v, Uo5$z^#";
 
 static const char opara__ptx_pool[] =
     "ho.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_pool2d_f32(\n.2u$m .u64>9_<~ _0,+"
@@ -23449,7 +23528,7 @@ static const opara__kernel_image opara__kernel_images[] = {
     {"gather", opara__ptx_gather, sizeof opara__ptx_gather - 1, 93194},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
     {"logic", opara__ptx_logic, sizeof opara__ptx_logic - 1, 54519},
-    {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 73346},
+    {"norm", opara__ptx_norm, sizeof opara__ptx_norm - 1, 99330},
     {"pool", opara__ptx_pool, sizeof opara__ptx_pool - 1, 39849},
     {"quant", opara__ptx_quant, sizeof opara__ptx_quant - 1, 32250},
     {"reduce", opara__ptx_reduce, sizeof opara__ptx_reduce - 1, 71799},
@@ -23492,6 +23571,7 @@ static const opara__kernel_resources opara__kernel_resource_table[] = {
     {"opara_global_max_f32", 22, 1024},
     {"opara_group_norm_f32", 50, 1024},
     {"opara_layer_norm_f32", 26, 1024},
+    {"opara_softmax_rows_f32", 64, 2048},
     {"opara_softmax_f32", 28, 1024},
     {"opara_resize_taps4_f32", 58, 0},
     {"opara_max_unpool_f32", 32, 0},
@@ -23639,6 +23719,7 @@ typedef enum opara__cuda_variadic {
     X(CAST, "opara_cast", "cast") \
     X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
+    X(SOFTMAX_ROWS, "opara_softmax_rows_f32", "norm") \
     X(GATHER, "opara_gather", "layout") \
     X(REDUCE, "opara_reduce_f32", "reduce") X(ARG_REDUCE, "opara_arg_reduce_f32", "reduce") \
     X(HARDMAX, "opara_hardmax_f32", "reduce") X(LOG_SOFTMAX, "opara_log_softmax_f32", "reduce") \
@@ -25102,6 +25183,29 @@ static opara_result opara__lower_resize(opara__lower_walk* w) {
 
 /* ---- rows: softmax, layer norm, reductions ------------------------------------------------------ */
 
+/* Rows up to this length over the last axis take the row kernel (opara_softmax_rows_f32). */
+#define OPARA__SOFTMAX_ROW_MAX 1024
+
+/* Softmax or LogSoftmax over `rows` contiguous rows of len <= OPARA__SOFTMAX_ROW_MAX: the fewest
+   lanes per row (a power of two, at most a warp) that hold the row in 4 registers each, and as many
+   rows per block as fill it. */
+static opara_result opara__lower_softmax_rows(opara__lower_walk* w, int64_t rows, int64_t len, int log_form) {
+    int64_t lanes = 1, per_block;
+    opara__cuda_launch* L;
+    while (lanes < 32 && lanes * 4 < len) lanes *= 2;
+    per_block = (int64_t)OPARA__CUDA_THREADS / lanes;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_SOFTMAX_ROWS))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, rows);
+    opara__lower_arg_i32(L, len);
+    opara__lower_arg_i32(L, lanes);
+    opara__lower_arg_i32(L, log_form);
+    L->grid[0] = (uint32_t)((rows + per_block - 1) / per_block);
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_softmax(opara__lower_walk* w) {
     const opara__shape* x = opara__lower_in_shape(w, 0);
     int64_t axis = opara__lower_axis(w), outer = 1, inner = 1;
@@ -25112,6 +25216,7 @@ static opara_result opara__lower_softmax(opara__lower_walk* w) {
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
     if (outer * inner == 0 || x->dims[axis] == 0) return OPARA_OK;
     if (outer * inner > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many rows");
+    if (inner == 1 && x->dims[axis] <= OPARA__SOFTMAX_ROW_MAX) return opara__lower_softmax_rows(w, outer, x->dims[axis], 0);
     if (!(L = opara__lower_launch(w, OPARA__CUK_SOFTMAX))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
@@ -25259,13 +25364,14 @@ static opara_result opara__lower_axis_scan(opara__lower_walk* w, opara__cuda_ker
     return OPARA_OK;
 }
 
-/* LogSoftmax: one block per row. */
+/* LogSoftmax: one block per row, short contiguous rows several per block. */
 static opara_result opara__lower_log_softmax(opara__lower_walk* w) {
     int64_t outer, len, inner;
     opara__cuda_launch* L;
     opara_result r = opara__lower_axis_rows(w, &outer, &len, &inner);
     if (r != OPARA_OK) return r;
     if (outer * inner * len == 0) return OPARA_OK;
+    if (inner == 1 && len <= OPARA__SOFTMAX_ROW_MAX) return opara__lower_softmax_rows(w, outer, len, 1);
     if (!(L = opara__lower_launch(w, OPARA__CUK_LOG_SOFTMAX))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
@@ -32652,8 +32758,9 @@ OPARA__COLD_BEGIN
    node whose constant inputs (axes, pads, shape, ...) move into canonical attributes. The folded
    Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of batch-dynamic exports end in a
    Reshape whose "shape" holds OPARA__DIM_BATCH or -1. Afterwards BatchNormalization folds
-   into the preceding Conv and a Relu fuses into its Conv/Gemm, and the graph is rebuilt
-   in topological order with only what the outputs need. */
+   into the preceding Conv, a Relu fuses into its Conv/Gemm, a zero Pad into its AveragePool and
+   the element-wise chains exporters write for GELU (erf and tanh forms) become one Gelu, and the
+   graph is rebuilt in topological order with only what the outputs need. */
 /* #include "opara_onnx.h" (inlined above) */
 /* #include "../model/opara_model.h" (inlined above) */
 
@@ -34123,6 +34230,166 @@ static opara_result opara__fuse_pad_pool(opara__imp* im, uint32_t pool, uint8_t*
     return OPARA_OK;
 }
 
+/* ---- GELU: the element-wise chains exporters write for it become one Gelu node ------------------ */
+
+/* A GELU chain's nodes, which die when it fuses, and the node that becomes the Gelu. */
+typedef struct opara__gelu_match {
+    uint32_t nodes[10];
+    uint32_t n;
+    int32_t x;
+} opara__gelu_match;
+
+/* Value c is an f32 scalar constant (rank 0, or rank 1 when x has rank >= 1, so that broadcasting
+   it changes no shape) within a relative 1e-6 of want. */
+static int opara__gelu_const(opara__imp* im, int32_t c, int32_t x, double want) {
+    const opara__graph* g = im->g;
+    if (!opara__const_f32(g, c, 1) || g->values[c].shape.ndim > 1) return 0;
+    if (g->values[c].shape.ndim == 1 && (x < 0 || opara__imp_shape(im, x)->ndim < 1)) return 0;
+    return fabs(opara__f32_at(&g->values[c], 0) - want) <= 1e-6 * want;
+}
+
+/* The node of op that produces v and whose output only the node `user` reads (not a graph output),
+   or -1. */
+static int32_t opara__gelu_producer(const opara__graph* g, int32_t v, opara__op op, uint32_t user, const uint8_t* dead) {
+    int32_t p = v >= 0 ? g->values[v].producer : -1;
+    if (p < 0 || dead[p] || g->nodes[p].op != op || g->nodes[p].n_inputs != 2 || g->nodes[p].n_outputs != 1 ||
+        opara__sole_consumer(g, v) != (int32_t)user)
+        return -1;
+    return p;
+}
+
+/* The sole reader of node n's output when it is a 2-input node of op (not dead), or -1. */
+static int32_t opara__gelu_next(const opara__graph* g, uint32_t n, opara__op op, const uint8_t* dead) {
+    int32_t c = g->nodes[n].n_outputs == 1 ? opara__sole_consumer(g, g->nodes[n].outputs[0]) : -1;
+    if (c < 0 || dead[c] || g->nodes[c].op != op || g->nodes[c].n_inputs != 2 || g->nodes[c].n_outputs != 1) return -1;
+    return c;
+}
+
+/* The input of the 2-input node n that is not v (v itself for n(v, v)), or -1 when v is no input. */
+static int32_t opara__other_input(const opara__node* n, int32_t v) {
+    if (n->inputs[0] == v) return n->inputs[1];
+    return n->inputs[1] == v ? n->inputs[0] : -1;
+}
+
+/* The input of the 2-input node n beside an f32 scalar constant within 1e-6 of want, or -1. */
+static int32_t opara__gelu_scaled(opara__imp* im, int32_t n, double want) {
+    const opara__node* nd = &im->g->nodes[n];
+    int k;
+    for (k = 0; k < 2; ++k)
+        if (opara__gelu_const(im, nd->inputs[k], nd->inputs[1 - k], want)) return nd->inputs[1 - k];
+    return -1;
+}
+
+static void opara__gelu_add(opara__gelu_match* m, int32_t node) { m->nodes[m->n++] = (uint32_t)node; }
+
+/* After Erf/Tanh node t: Add(., 1) then 0.5 * x * (.) as Mul(Mul(x, .), 0.5), Mul(Mul(., 0.5), x) or
+   Mul(Mul(x, 0.5), .), operands in either order. The last node in m; 0 when the chain differs. */
+static int opara__gelu_tail(opara__imp* im, uint32_t t, const uint8_t* dead, opara__gelu_match* m) {
+    const opara__graph* g = im->g;
+    int32_t add = opara__gelu_next(g, t, OPARA__OP_ADD, dead), m1, m2, o1, o2, h;
+    if (add < 0 || !opara__gelu_const(im, opara__other_input(&g->nodes[add], g->nodes[t].outputs[0]), m->x, 1.0) ||
+        (m1 = opara__gelu_next(g, (uint32_t)add, OPARA__OP_MUL, dead)) < 0)
+        return 0;
+    opara__gelu_add(m, add);
+    o1 = opara__other_input(&g->nodes[m1], g->nodes[add].outputs[0]);
+    if (o1 == m->x || opara__gelu_const(im, o1, m->x, 0.5)) {
+        if ((m2 = opara__gelu_next(g, (uint32_t)m1, OPARA__OP_MUL, dead)) < 0) return 0;
+        o2 = opara__other_input(&g->nodes[m2], g->nodes[m1].outputs[0]);
+        if (o1 == m->x ? !opara__gelu_const(im, o2, m->x, 0.5) : o2 != m->x) return 0;
+        opara__gelu_add(m, m1);
+        opara__gelu_add(m, m2);
+        return 1;
+    }
+    if ((h = opara__gelu_producer(g, o1, OPARA__OP_MUL, (uint32_t)m1, dead)) < 0 || opara__gelu_scaled(im, h, 0.5) != m->x)
+        return 0;
+    opara__gelu_add(m, h);
+    opara__gelu_add(m, m1);
+    return 1;
+}
+
+/* Before Erf node e: Div(x, sqrt 2) or Mul(x, 1/sqrt 2), x in m. */
+static int opara__gelu_erf_head(opara__imp* im, uint32_t e, const uint8_t* dead, opara__gelu_match* m) {
+    const opara__graph* g = im->g;
+    int32_t in = g->nodes[e].n_inputs == 1 ? g->nodes[e].inputs[0] : -1, d;
+    if ((d = opara__gelu_producer(g, in, OPARA__OP_DIV, e, dead)) >= 0) {
+        m->x = g->nodes[d].inputs[0];
+        if (!opara__gelu_const(im, g->nodes[d].inputs[1], m->x, 1.4142135623730951)) return 0;
+    } else if ((d = opara__gelu_producer(g, in, OPARA__OP_MUL, e, dead)) < 0 ||
+               (m->x = opara__gelu_scaled(im, d, 0.7071067811865476)) < 0)
+        return 0;
+    opara__gelu_add(m, d);
+    return 1;
+}
+
+/* x cubed: Pow(x, 3) or Mul(x, Mul(x, x)) in either order, its nodes into m. */
+static int opara__gelu_cube(opara__imp* im, int32_t w, uint32_t user, const uint8_t* dead, opara__gelu_match* m) {
+    const opara__graph* g = im->g;
+    int32_t p = opara__gelu_producer(g, w, OPARA__OP_POW, user, dead), sq, o;
+    if (p >= 0) {
+        if (g->nodes[p].inputs[0] != m->x || !opara__gelu_const(im, g->nodes[p].inputs[1], m->x, 3.0)) return 0;
+        opara__gelu_add(m, p);
+        return 1;
+    }
+    if ((p = opara__gelu_producer(g, w, OPARA__OP_MUL, user, dead)) < 0 || (o = opara__other_input(&g->nodes[p], m->x)) < 0 ||
+        o == m->x)
+        return 0;
+    if ((sq = opara__gelu_producer(g, o, OPARA__OP_MUL, (uint32_t)p, dead)) < 0 || g->nodes[sq].inputs[0] != m->x ||
+        g->nodes[sq].inputs[1] != m->x)
+        return 0;
+    opara__gelu_add(m, sq);
+    opara__gelu_add(m, p);
+    return 1;
+}
+
+/* Before Tanh node t: Mul(sqrt(2/pi), Add(x, Mul(0.044715, x^3))), operands in either order. */
+static int opara__gelu_tanh_head(opara__imp* im, uint32_t t, const uint8_t* dead, opara__gelu_match* m) {
+    const opara__graph* g = im->g;
+    int32_t in = g->nodes[t].n_inputs == 1 ? g->nodes[t].inputs[0] : -1, s, a, c, j;
+    if ((s = opara__gelu_producer(g, in, OPARA__OP_MUL, t, dead)) < 0 ||
+        (a = opara__gelu_producer(g, opara__gelu_scaled(im, s, 0.7978845608028654), OPARA__OP_ADD, (uint32_t)s, dead)) < 0)
+        return 0;
+    for (j = 0; j < 2; ++j) {
+        m->x = g->nodes[a].inputs[j];
+        m->n = 0;
+        if ((c = opara__gelu_producer(g, g->nodes[a].inputs[1 - j], OPARA__OP_MUL, (uint32_t)a, dead)) >= 0 &&
+            opara__gelu_cube(im, opara__gelu_scaled(im, c, 0.044715), (uint32_t)c, dead, m)) {
+            opara__gelu_add(m, c);
+            opara__gelu_add(m, a);
+            opara__gelu_add(m, s);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Erf or Tanh node t with its GELU chain around it (every intermediate read once and no graph
+   output; the constants within 1e-6): the chain's last node becomes Gelu(x), the others die. */
+static opara_result opara__fuse_gelu(opara__imp* im, uint32_t t, uint8_t* dead) {
+    opara__graph* g = im->g;
+    int tanh_form = g->nodes[t].op == OPARA__OP_TANH;
+    opara__gelu_match m;
+    uint32_t last, k;
+    int32_t* ins;
+    memset(&m, 0, sizeof m);
+    if (dead[t] || g->nodes[t].n_outputs != 1 ||
+        !(tanh_form ? opara__gelu_tanh_head(im, t, dead, &m) : opara__gelu_erf_head(im, t, dead, &m)) ||
+        m.x < 0 || g->values[m.x].dtype != OPARA_DTYPE_F32)
+        return OPARA_OK;
+    opara__gelu_add(&m, (int32_t)t);
+    if (!opara__gelu_tail(im, t, dead, &m)) return OPARA_OK;
+    last = m.nodes[m.n - 1];
+    ins = (int32_t*)opara__pool_alloc(im->rt, &g->pool, sizeof(int32_t), 4);
+    if (!ins) return opara__imp_oom(im);
+    ins[0] = m.x;
+    g->nodes[last].op = OPARA__OP_GELU;
+    g->nodes[last].inputs = ins;
+    g->nodes[last].n_inputs = 1;
+    if (opara__node_set_string(g, (int32_t)last, "approximate", tanh_form ? "tanh" : "none") != OPARA_OK)
+        return opara__imp_oom(im);
+    for (k = 0; k + 1 < m.n; ++k) dead[m.nodes[k]] = 1;
+    return OPARA_OK;
+}
+
 static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
     opara__graph* g = im->g;
     uint32_t i, n = g->n_nodes;
@@ -34133,6 +34400,9 @@ static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
         if (g->nodes[g->topo[i]].op == OPARA__OP_RELU) r = opara__fuse_relu(im, g->topo[i], dead);
     for (i = 0; r == OPARA_OK && i < n; ++i)
         if (g->nodes[g->topo[i]].op == OPARA__OP_AVERAGE_POOL) r = opara__fuse_pad_pool(im, g->topo[i], dead);
+    for (i = 0; r == OPARA_OK && i < n; ++i)
+        if (g->nodes[g->topo[i]].op == OPARA__OP_ERF || g->nodes[g->topo[i]].op == OPARA__OP_TANH)
+            r = opara__fuse_gelu(im, g->topo[i], dead);
     return r;
 }
 

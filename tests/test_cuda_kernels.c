@@ -825,6 +825,62 @@ OT_TEST(softmax_over_any_axis) {
     free(x), free(y);
 }
 
+/* Softmax / LogSoftmax of one row in double, the same definition as the kernels: a NaN anywhere,
+   +inf (inf - inf) or a row of only -inf gives NaN. */
+static void softmax_row_ref(const float* x, int len, int log_form, double* want) {
+    double m = -INFINITY, s = 0;
+    int j;
+    for (j = 0; j < len; ++j)
+        if (x[j] != x[j] || x[j] > m) m = x[j] != x[j] || m != m ? NAN : x[j];
+    for (j = 0; j < len; ++j) s += exp(x[j] - m);
+    for (j = 0; j < len; ++j) want[j] = log_form ? x[j] - m - log(s) : exp(x[j] - m) / s;
+}
+
+/* opara_softmax_rows_f32 for the row lengths around a warp and the lowering's 1024 limit, 1, 4 and
+   32 lanes per row and the lanes the lowering picks, 7 rows (the last block partly idle): random
+   rows, a row with a NaN, one with +inf, one with -inf entries, one of only -inf. */
+OT_TEST(softmax_rows_short_rows_match_definition) {
+    static const int lens[8] = {1, 31, 32, 33, 128, 1000, 1024, 1025};
+    const int rows = 7;
+    int li, lk, log_form;
+    for (li = 0; li < 8; ++li)
+        for (lk = 0; lk < 4; ++lk)
+            for (log_form = 0; log_form < 2; ++log_form) {
+                int len = lens[li], lanes = lk == 0 ? 1 : lk == 1 ? 4 : 32, r, j, bad = 0;
+                size_t n = (size_t)rows * (size_t)len;
+                float *x = rnd_vec(n), *y = zeros(n);
+                double* want = (double*)malloc((size_t)len * sizeof *want);
+                const float* px = x;
+                unsigned per_block, grid;
+                void* p[] = KX_ARGS(&px, &y, (void*)&rows, &len, &lanes, &log_form);
+                if (lk == 3)
+                    for (lanes = 1; lanes < 32 && lanes * 4 < len; lanes *= 2) {
+                    }
+                per_block = 256u / (unsigned)lanes;
+                grid = ((unsigned)rows + per_block - 1) / per_block;
+                for (j = 0; j < (int)n; ++j) x[j] *= 8;
+                x[1 * len + len / 2] = NAN;
+                x[2 * len + len - 1] = INFINITY;
+                x[3 * len] = -INFINITY;
+                x[3 * len + len - 1] = -INFINITY;
+                for (j = 0; j < len; ++j) x[4 * len + j] = -INFINITY;
+                OT_LOG("len %d lanes %d log %d", len, lanes, log_form);
+                REQUIRE(kx_run("opara_softmax_rows_f32", grid, 1, 1, 256, 1, 1, p) == 0);
+                for (r = 0; r < rows; ++r) {
+                    softmax_row_ref(x + (size_t)r * len, len, log_form, want);
+                    for (j = 0; j < len; ++j) {
+                        double got = y[(size_t)r * len + j], tol = log_form ? 1e-5 * (fabs(want[j]) + 1) : 1e-6;
+                        if (want[j] != want[j] ? got == got : isinf(want[j]) ? got != want[j] : !(fabs(got - want[j]) <= tol))
+                            bad++;
+                    }
+                }
+                CHECK_EQ(bad, 0);
+                free(x), free(y), free(want);
+                T->log_len = 0;
+                T->log[0] = 0;
+            }
+}
+
 OT_TEST(layer_norm_matches_definition) {
     int rows = 5, cols = 300, r, c;
     float *x = rnd_vec((size_t)(rows * cols)), *y = zeros((size_t)(rows * cols)), *sc = rnd_vec((size_t)cols);
@@ -1328,7 +1384,7 @@ OT_TEST(every_kernel_entry_is_registered_once) {
     const char* names[] = {"opara_unary_f32", "opara_channel_affine_f32", "opara_bias_act_f32", "opara_sgemm_f32",
                            "opara_conv2d_f32", "opara_conv_transpose2d_f32", "opara_binary_f32", "opara_binary_int",
                            "opara_where", "opara_strided_copy", "opara_cast", "opara_cast_float", "opara_pool2d_f32",
-                           "opara_softmax_f32", "opara_layer_norm_f32", "opara_gather", "opara_pad",
+                           "opara_softmax_f32", "opara_softmax_rows_f32", "opara_layer_norm_f32", "opara_gather", "opara_pad",
                            "opara_resize_f32", "opara_math_f32", "opara_quantize_linear", "opara_dequantize_linear",
                            "opara_dynamic_quantize_linear", "opara_gather_elements", "opara_scatter_elements",
                            "opara_gather_nd", "opara_scatter_nd", "opara_tile", "opara_trilu", "opara_eye_like",
@@ -1392,7 +1448,7 @@ static const opara_test_case tests[] = {
     OT_CASE(binary_walk_in_arguments_matches_the_reference),
     OT_CASE(strided_copy_of_wide_units_matches_the_reference),
     OT_CASE(pooling_max_and_average_with_padding),
-    OT_CASE(softmax_over_any_axis),
+    OT_CASE(softmax_over_any_axis), OT_CASE(softmax_rows_short_rows_match_definition),
     OT_CASE(layer_norm_matches_definition),
     OT_CASE(reduce_mean_any_axes),
     OT_CASE(reduce_every_kind_any_axes),

@@ -892,6 +892,18 @@ static void case_softmax(op_case* c) {
     node(c, IN_X, 1, 1, a);
 }
 
+/* Softmax / LogSoftmax over the last axis around the CUDA row kernel (rows up to 1024 take it):
+   1024 and 1025 long rows, short rows with NaN/Inf, rows of 33 and of 1. Variants 0 .. 4, run by
+   softmax_rows_agree_with_the_cpu_around_the_row_kernel_limit. */
+static void case_softmax_rows(op_case* c) {
+    static const int64_t d[5][2] = {{5, 1024}, {3, 1025}, {40, 5}, {9, 33}, {300, 1}};
+    opara_attr a[1];
+    a[0] = attr_int("axis", -1);
+    input_f32(c, "x", 2, d[c->v]);
+    c->in[0].specials = c->v == 2;
+    node(c, IN_X, 1, 1, a);
+}
+
 static void case_layer_norm(op_case* c) {
     const char* ins[4] = {"x", "w", "b", NULL};
     int64_t d[2];
@@ -1544,10 +1556,28 @@ OT_TEST(every_op_agrees_with_the_cpu_on_every_backend) {
     if (!ran) SKIP("no backend other than the CPU can run here");
 }
 
+OT_TEST(softmax_rows_agree_with_the_cpu_around_the_row_kernel_limit) {
+    static const char* const ops[2] = {"Softmax", "LogSoftmax"};
+    opara_runtime* rt;
+    size_t k;
+    int o, v, ran = 0;
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    for (k = 0; k < sizeof backends / sizeof backends[0]; ++k) {
+        char why[256];
+        if (!backends[k].usable(why, sizeof why)) continue;
+        for (o = 0; o < 2; ++o)
+            for (v = 0; v < 5; ++v) check_case(T, rt, ops[o], case_softmax_rows, v, k);
+        ran++;
+    }
+    opara_runtime_destroy(rt);
+    if (!ran) SKIP("no backend other than the CPU can run here");
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(every_op_has_a_case),
     OT_CASE(every_op_agrees_with_the_cpu_on_every_backend),
     OT_CASE(cuda_elementwise_fast_paths_agree_with_the_cpu_bit_for_bit),
+    OT_CASE(softmax_rows_agree_with_the_cpu_around_the_row_kernel_limit),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

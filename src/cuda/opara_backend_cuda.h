@@ -125,6 +125,7 @@ typedef enum opara__cuda_variadic {
     X(CAST, "opara_cast", "cast") \
     X(CAST_FLOAT, "opara_cast_float", "cast") X(POOL2D, "opara_pool2d_f32", "pool") \
     X(SOFTMAX, "opara_softmax_f32", "norm") X(LAYER_NORM, "opara_layer_norm_f32", "norm") \
+    X(SOFTMAX_ROWS, "opara_softmax_rows_f32", "norm") \
     X(GATHER, "opara_gather", "layout") \
     X(REDUCE, "opara_reduce_f32", "reduce") X(ARG_REDUCE, "opara_arg_reduce_f32", "reduce") \
     X(HARDMAX, "opara_hardmax_f32", "reduce") X(LOG_SOFTMAX, "opara_log_softmax_f32", "reduce") \

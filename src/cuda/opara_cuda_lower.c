@@ -1059,6 +1059,29 @@ static opara_result opara__lower_resize(opara__lower_walk* w) {
 
 /* ---- rows: softmax, layer norm, reductions ------------------------------------------------------ */
 
+/* Rows up to this length over the last axis take the row kernel (opara_softmax_rows_f32). */
+#define OPARA__SOFTMAX_ROW_MAX 1024
+
+/* Softmax or LogSoftmax over `rows` contiguous rows of len <= OPARA__SOFTMAX_ROW_MAX: the fewest
+   lanes per row (a power of two, at most a warp) that hold the row in 4 registers each, and as many
+   rows per block as fill it. */
+static opara_result opara__lower_softmax_rows(opara__lower_walk* w, int64_t rows, int64_t len, int log_form) {
+    int64_t lanes = 1, per_block;
+    opara__cuda_launch* L;
+    while (lanes < 32 && lanes * 4 < len) lanes *= 2;
+    per_block = (int64_t)OPARA__CUDA_THREADS / lanes;
+    if (!(L = opara__lower_launch(w, OPARA__CUK_SOFTMAX_ROWS))) return OPARA_ERR_OUT_OF_MEMORY;
+    opara__lower_arg_tensor(L, opara__lower_in(w, 0));
+    opara__lower_arg_tensor(L, opara__lower_out(w, 0));
+    opara__lower_arg_i32(L, rows);
+    opara__lower_arg_i32(L, len);
+    opara__lower_arg_i32(L, lanes);
+    opara__lower_arg_i32(L, log_form);
+    L->grid[0] = (uint32_t)((rows + per_block - 1) / per_block);
+    L->block[0] = OPARA__CUDA_THREADS;
+    return OPARA_OK;
+}
+
 static opara_result opara__lower_softmax(opara__lower_walk* w) {
     const opara__shape* x = opara__lower_in_shape(w, 0);
     int64_t axis = opara__lower_axis(w), outer = 1, inner = 1;
@@ -1069,6 +1092,7 @@ static opara_result opara__lower_softmax(opara__lower_walk* w) {
     for (d = (int32_t)axis + 1; d < x->ndim; ++d) inner *= x->dims[d];
     if (outer * inner == 0 || x->dims[axis] == 0) return OPARA_OK;
     if (outer * inner > INT32_MAX) return opara__lower_fail(w, OPARA_ERR_LIMIT_EXCEEDED, "too many rows");
+    if (inner == 1 && x->dims[axis] <= OPARA__SOFTMAX_ROW_MAX) return opara__lower_softmax_rows(w, outer, x->dims[axis], 0);
     if (!(L = opara__lower_launch(w, OPARA__CUK_SOFTMAX))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
@@ -1216,13 +1240,14 @@ static opara_result opara__lower_axis_scan(opara__lower_walk* w, opara__cuda_ker
     return OPARA_OK;
 }
 
-/* LogSoftmax: one block per row. */
+/* LogSoftmax: one block per row, short contiguous rows several per block. */
 static opara_result opara__lower_log_softmax(opara__lower_walk* w) {
     int64_t outer, len, inner;
     opara__cuda_launch* L;
     opara_result r = opara__lower_axis_rows(w, &outer, &len, &inner);
     if (r != OPARA_OK) return r;
     if (outer * inner * len == 0) return OPARA_OK;
+    if (inner == 1 && len <= OPARA__SOFTMAX_ROW_MAX) return opara__lower_softmax_rows(w, outer, len, 1);
     if (!(L = opara__lower_launch(w, OPARA__CUK_LOG_SOFTMAX))) return OPARA_ERR_OUT_OF_MEMORY;
     opara__lower_arg_tensor(L, opara__lower_in(w, 0));
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));

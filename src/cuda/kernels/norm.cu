@@ -44,6 +44,79 @@ OPARA_KERNEL(opara_softmax_f32, (const float*, x), (float*, y), (int, len), (int
         y[base + (long long)j * inner] = expf(x[base + (long long)j * inner] - m) / sum;
 }
 
+/* The element of a short row a lane keeps in a register: row[j] inside the row, -inf past its end
+ * (no effect on the maximum; its exponential is never summed). */
+OPARA_DEVICE float opara__k_row_elem(const float* row, int j, int len)
+{
+    return j < len ? row[j] : -OPARA_INF_F32;
+}
+
+OPARA_DEVICE float opara__k_row_combine(float a, float b, int op)
+{
+    return op ? opara__k_max_nan(a, b) : a + b;
+}
+
+/* Each of the `lanes` threads of a row publishes its v in buf and every lane of the row combines
+ * the row's partials in the same order (op 0: sum, 1: max with NaN), in four independent chains
+ * (lanes is a power of two) to shorten the dependent latency. One barrier: call it from every
+ * thread of the block; buf is not reused afterwards, so no second barrier. */
+OPARA_DEVICE float opara__k_row_reduce(float* buf, float v, int lanes, int op)
+{
+    int first = (int)threadIdx.x - (int)threadIdx.x % lanes, k;
+    float r0, r1, r2, r3;
+    buf[threadIdx.x] = v;
+    __syncthreads();
+    if (lanes < 4) return lanes == 1 ? buf[first] : opara__k_row_combine(buf[first], buf[first + 1], op);
+    r0 = buf[first], r1 = buf[first + 1], r2 = buf[first + 2], r3 = buf[first + 3];
+    for (k = 4; k < lanes; k += 4) {
+        r0 = opara__k_row_combine(r0, buf[first + k], op);
+        r1 = opara__k_row_combine(r1, buf[first + k + 1], op);
+        r2 = opara__k_row_combine(r2, buf[first + k + 2], op);
+        r3 = opara__k_row_combine(r3, buf[first + k + 3], op);
+    }
+    return opara__k_row_combine(opara__k_row_combine(r0, r1, op), opara__k_row_combine(r2, r3, op), op);
+}
+
+/* Softmax (log_form 0) or LogSoftmax (1) over contiguous rows of len elements (the last axis), for
+ * short rows: `lanes` threads per row (a power of two dividing blockDim.x), blockDim.x / lanes rows
+ * per block, two barriers per block instead of a block-wide tree per row. Lane l holds elements l,
+ * l + lanes, l + 2 lanes, l + 3 lanes in registers (len <= 4 lanes: x is read once) and re-reads
+ * the rest. NaN anywhere in a row makes the row NaN, as opara_softmax_f32 does. Launch: grid
+ * ceil(rows / (blockDim.x / lanes)), blockDim.x <= 256. */
+OPARA_KERNEL(opara_softmax_rows_f32, (const float*, x), (float*, y), (int, rows), (int, len), (int, lanes),
+             (int, log_form))
+{
+    OPARA_SHARED(float, max_buf, OPARA__NORM_THREADS);
+    OPARA_SHARED(float, sum_buf, OPARA__NORM_THREADS);
+    long long r = (long long)blockIdx.x * (blockDim.x / (unsigned)lanes) + threadIdx.x / (unsigned)lanes;
+    int lane = (int)(threadIdx.x % (unsigned)lanes), n = r < rows ? len : 0, j;
+    const float* row = x + (r < rows ? r : 0) * len;
+    float* out = y + (r < rows ? r : 0) * len;
+    float v0 = opara__k_row_elem(row, lane, n), v1 = opara__k_row_elem(row, lane + lanes, n);
+    float v2 = opara__k_row_elem(row, lane + 2 * lanes, n), v3 = opara__k_row_elem(row, lane + 3 * lanes, n);
+    float m = opara__k_max_nan(opara__k_max_nan(v0, v1), opara__k_max_nan(v2, v3)), sum;
+    for (j = lane + 4 * lanes; j < n; j += lanes) m = opara__k_max_nan(m, row[j]);
+    m = opara__k_row_reduce(max_buf, m, lanes, 1);
+    /* the exponentials of the held elements replace them (softmax divides them below) */
+    v0 = lane < n ? expf(v0 - m) : 0.0f;
+    v1 = lane + lanes < n ? expf(v1 - m) : 0.0f;
+    v2 = lane + 2 * lanes < n ? expf(v2 - m) : 0.0f;
+    v3 = lane + 3 * lanes < n ? expf(v3 - m) : 0.0f;
+    sum = (v0 + v1) + (v2 + v3);
+    for (j = lane + 4 * lanes; j < n; j += lanes) sum += expf(row[j] - m);
+    sum = opara__k_row_reduce(sum_buf, sum, lanes, 0);
+    if (log_form) {
+        float shift = m + logf(sum);
+        for (j = lane; j < n; j += lanes) out[j] = row[j] - shift;
+        return;
+    }
+    if (lane < n) out[lane] = v0 / sum;
+    if (lane + lanes < n) out[lane + lanes] = v1 / sum;
+    if (lane + 2 * lanes < n) out[lane + 2 * lanes] = v2 / sum;
+    if (lane + 3 * lanes < n) out[lane + 3 * lanes] = v3 / sum;
+    for (j = lane + 4 * lanes; j < n; j += lanes) out[j] = expf(row[j] - m) / sum;
+}
+
 /* LayerNormalization over the last `cols` elements of each row:
  * y = (x - mean) / sqrt(var + eps) * scale[c] + bias[c] (bias may be NULL). Launch: grid rows. */
 OPARA_KERNEL(opara_layer_norm_f32, (const float*, x), (const float*, scale), (const float*, bias), (float*, y),
