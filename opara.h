@@ -23818,6 +23818,8 @@ typedef struct opara__cuda_options {
     uint32_t eager_stream_cap;   /* EAGER: the plan gets at most this many streams (0: opt.plan's stream_cap) */
     size_t io_chunk;             /* host runs: bytes per piece of the pipelined input/output copies (0:
                                     OPARA_CUDA_IO_CHUNK); tests make it small to split tiny models */
+    size_t io_direct;            /* host runs: inputs of at least this many bytes are copied from the
+                                    caller's memory, not staged (0: OPARA_CUDA_IO_DIRECT; SIZE_MAX: never) */
     opara_logger logger;         /* where the session's messages go, its creation's failures included (the
                                     session's logger); zero: the runtime's */
 } opara__cuda_options;
@@ -26704,6 +26706,17 @@ OPARA__COLD_BEGIN
 #  define OPARA_CUDA_IO_CHUNK (512u * 1024u)
 #endif
 
+/* Host inputs of at least this many bytes go to the device straight from the caller's memory instead
+   of through the staging: cuMemcpyHtoDAsync from pageable memory, which the driver stages through its
+   own pinned buffers (it may return before or after the DMA: "API synchronization behavior"; the run
+   synchronizes before returning, so the caller's buffer is never read after it). PyTorch copies this
+   way; on an H100 at SqueezeNet batch 8 (4.8 MB in) its host copies cost 0.5 ms, our memcpy into the
+   staging pipelined with the DMA 0.73 ms (docs/GPU-CHECK.md). 0: never. Defined before including
+   opara.h, it changes the default. */
+#ifndef OPARA_CUDA_IO_DIRECT
+#  define OPARA_CUDA_IO_DIRECT (1024u * 1024u)
+#endif
+
 static const char* const opara__cuda_files[OPARA__CUDA_FILES] = {"cast", "elementwise", "epilogue", "gather", "layout", "logic",
                                                                   "norm", "pool", "quant", "reduce"};
 
@@ -26750,6 +26763,7 @@ struct opara__cuda_session {
     uint8_t* host_io;
     uint64_t* output_off; /* [n_outputs] offset of graph output i in host_io */
     size_t io_chunk;      /* bytes per piece of the pipelined host copies (opara__backend_inputs_in) */
+    size_t io_direct;     /* host inputs of at least this many bytes are copied from the caller's memory */
     uint64_t output_bytes; /* every graph output's bytes together */
     uint32_t n_out_events;
     opara_CUevent* out_events; /* [n_out_events] one per group of output pieces but the last (opara__cuda_piece) */
@@ -27394,6 +27408,7 @@ static opara_result opara__backend_host_io(opara__cuda_session* s) {
     s->output_off = (uint64_t*)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof(uint64_t));
     if (!s->output_off) return opara__backend_oom(s);
     s->io_chunk = s->opt.io_chunk ? s->opt.io_chunk : OPARA_CUDA_IO_CHUNK;
+    s->io_direct = s->opt.io_direct ? s->opt.io_direct : OPARA_CUDA_IO_DIRECT ? OPARA_CUDA_IO_DIRECT : SIZE_MAX;
     for (i = 0; i < g->n_outputs; ++i) {
         s->output_off[i] = at;
         s->output_bytes += s->value_bytes[g->outputs[i]];
@@ -28057,25 +28072,53 @@ static opara_result opara__backend_execute(opara__cuda_session* s) {
 /* A device address given as a pointer (the public API's tensor data). */
 static opara_CUdeviceptr opara__backend_devptr(const void* p) { return (opara_CUdeviceptr)(uintptr_t)p; }
 
+/* Whether host input v skips the staging (OPARA_CUDA_IO_DIRECT). */
+static int opara__backend_input_direct(const opara__cuda_session* s, int32_t v) {
+    return s->value_bytes[v] >= s->io_direct;
+}
+
+/* Queues the copy of staging bytes [*lo, *hi) to the device input buffers, if any, and empties the range. */
+static opara_result opara__backend_stage_flush(opara__cuda_session* s, size_t* lo, size_t* hi) {
+    if (*lo < *hi)
+        OPARA__CU_TRY(s, cuMemcpyHtoDAsync_v2(s->inputs + *lo, s->host_io + *lo, *hi - *lo, s->streams[0]),
+                      "copying the inputs to the device");
+    *lo = SIZE_MAX, *hi = 0;
+    return OPARA_OK;
+}
+
 /* Host inputs in, pipelined: the input region goes in pieces of io_chunk bytes; each piece's
    cuMemcpyHtoDAsync (from pinned memory, so asynchronous) is queued as soon as the host has copied
    the caller's bytes of it into the staging, and its DMA runs while the host copies the next piece.
-   Inputs of less than a chunk make one copy, as a single copy of the region did. */
+   Inputs of less than a chunk make one copy, as a single copy of the region did. Direct inputs
+   (OPARA_CUDA_IO_DIRECT) go from the caller's memory in one copy each; a piece's copies stop short
+   of them (the inputs lie in the region in input order). */
 static opara_result opara__backend_inputs_in(opara__cuda_session* s, const void* const* inputs) {
     const opara__graph* g = s->g;
-    size_t at, end;
+    size_t at, end, lo = SIZE_MAX, hi = 0;
     uint32_t i;
+    opara_result r;
     for (at = 0; at < s->input_bytes; at = end) {
-        opara_CUresult cr;
         end = s->input_bytes - at > s->io_chunk ? at + s->io_chunk : s->input_bytes;
         for (i = 0; i < g->n_inputs; ++i) { /* the part of each input that lies in [at, end) */
             int32_t v = g->inputs[i];
             size_t off = (size_t)s->input_off[v], stop = off + (size_t)s->value_bytes[v];
             size_t from = off > at ? off : at, to = stop < end ? stop : end;
-            if (from < to) memcpy(s->host_io + from, (const uint8_t*)inputs[i] + (from - off), to - from);
+            if (from >= to) continue;
+            if (opara__backend_input_direct(s, v)) {
+                if ((r = opara__backend_stage_flush(s, &lo, &hi)) != OPARA_OK) return r;
+                continue;
+            }
+            memcpy(s->host_io + from, (const uint8_t*)inputs[i] + (from - off), to - from);
+            if (lo == SIZE_MAX) lo = from;
+            hi = to;
         }
-        cr = OPARA__CU(s, cuMemcpyHtoDAsync_v2(s->inputs + at, s->host_io + at, end - at, s->streams[0]));
-        if (cr != OPARA_CUDA_SUCCESS) return opara__backend_cu_fail(s, cr, "copying the inputs to the device");
+        if ((r = opara__backend_stage_flush(s, &lo, &hi)) != OPARA_OK) return r;
+    }
+    for (i = 0; i < g->n_inputs; ++i) {
+        int32_t v = g->inputs[i];
+        if (s->value_bytes[v] && opara__backend_input_direct(s, v))
+            OPARA__CU_TRY(s, cuMemcpyHtoDAsync_v2(s->inputs + s->input_off[v], inputs[i], (size_t)s->value_bytes[v], s->streams[0]),
+                          "copying the inputs to the device");
     }
     return OPARA_OK;
 }

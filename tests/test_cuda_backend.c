@@ -759,20 +759,22 @@ static void* io_thread_main(void* arg) {
 }
 
 /* Driver calls of a host graph run of m with pieces of `chunk` bytes, counted from the layout here:
-   push + one copy per piece of the input region (the 256-byte aligned buffers of a, b and c) +
+   push + one copy per piece of the input region (the 256-byte aligned buffers of a, b and c; when a
+   goes direct, one copy of it and one per piece that b and c touch) +
    cuGraphLaunch + one copy per output piece (ya in pieces, yb and yc in one each) + a record and a
    synchronize per event (after each group of >= chunk bytes but the last) + the closing
    cuStreamSynchronize + pop. */
-static uint64_t io_graph_calls(const io_model* m, size_t chunk) {
+static uint64_t io_graph_calls(const io_model* m, size_t chunk, int a_direct) {
     size_t al = 256, a_bytes = (size_t)m->na * 4, b_off = (a_bytes + al - 1) / al * al;
     size_t in_bytes = b_off + 2 * al, out_pieces = (a_bytes + chunk - 1) / chunk + 2;
+    size_t in_copies = a_direct ? 1 + (b_off + al + IO_NB * 4 - 1) / chunk - b_off / chunk + 1 : (in_bytes + chunk - 1) / chunk;
     size_t left = a_bytes, filled = 0, events = 0, total = a_bytes + 2 * IO_NB * 4, done = 0;
     while (left) { /* ya's pieces (yb's and yc's follow: no event after ya's last piece can be the last) */
         size_t piece = left < chunk ? left : chunk;
         left -= piece, filled += piece, done += piece;
         if (filled >= chunk && done < total) ++events, filled = 0;
     }
-    return 2 + (in_bytes + chunk - 1) / chunk + 1 + out_pieces + 2 * events + 1;
+    return 2 + in_copies + 1 + out_pieces + 2 * events + 1;
 }
 
 /* Host runs go through the pinned staging in pieces: an input split over several pieces, not a
@@ -780,9 +782,12 @@ static uint64_t io_graph_calls(const io_model* m, size_t chunk) {
    several pieces with the events between groups. Both modes, pieces of
    4000 bytes and the default (512 KiB, with an input of 3 pieces and some), outputs given, not given
    (left in the staging), given as the staging itself, and a run from another thread; the driver calls
-   counted from the layout (small I/O: as many as one copy each). */
+   counted from the layout (small I/O: as many as one copy each). An input of at least io_direct bytes
+   goes from the caller's memory (the default threshold, 1 MiB, takes a of 300001 floats; SIZE_MAX
+   stages everything; 8000 bytes sends a of 2500 floats direct while b and c share a piece of 4000). */
 OT_TEST(host_io_goes_through_the_staging_in_pieces) {
-    static const struct { int na; size_t chunk; } cases[] = {{2500, 4000}, {2500, 0}, {300001, 0}};
+    static const struct { int na; size_t chunk, direct; int a_direct; } cases[] = {
+        {2500, 4000, SIZE_MAX, 0}, {2500, 0, 0, 0}, {300001, 0, SIZE_MAX, 0}, {300001, 0, 0, 1}, {2500, 4000, 8000, 1}};
     char why[512];
     unsigned c;
     int mode;
@@ -799,6 +804,7 @@ OT_TEST(host_io_goes_through_the_staging_in_pieces) {
             int give;
             REQUIRE(io_model_make(&m, cases[c].na));
             o.io_chunk = cases[c].chunk;
+            o.io_direct = cases[c].direct;
             r = opara__cuda_session_create(m.rt, &m.g, &o, &s);
             if (r != OPARA_OK) OT_LOG("session: %s", opara_runtime_last_error(m.rt));
             REQUIRE(r == OPARA_OK);
@@ -812,13 +818,13 @@ OT_TEST(host_io_goes_through_the_staging_in_pieces) {
             CHECK(io_run_matches(s, &m, 2, &r));
             CHECK_EQ(OPARA_OK, r);
             opara__cuda_session_info(s, &info);
-            if (mode) CHECK_EQ((long long)io_graph_calls(&m, cases[c].chunk ? cases[c].chunk : 512 * 1024),
+            if (mode) CHECK_EQ((long long)io_graph_calls(&m, cases[c].chunk ? cases[c].chunk : 512 * 1024, cases[c].a_direct),
                                (long long)info.driver_calls_last_run);
             /* inputs and outputs within one piece: what a single copy of the input region and one copy per
                output made (push, copy in, launch, 3 copies out, synchronize, pop) */
             if (mode && cases[c].na == 2500 && !cases[c].chunk) CHECK_EQ(8, (long long)info.driver_calls_last_run);
-            printf("host I/O: a of %7d floats, pieces of %6zu bytes, %s: %llu driver calls per run\n", cases[c].na,
-                   cases[c].chunk ? cases[c].chunk : (size_t)512 * 1024, mode_name(mode),
+            printf("host I/O: a of %7d floats%s, pieces of %6zu bytes, %s: %llu driver calls per run\n", cases[c].na,
+                   cases[c].a_direct ? " (direct)" : "", cases[c].chunk ? cases[c].chunk : (size_t)512 * 1024, mode_name(mode),
                    (unsigned long long)info.driver_calls_last_run);
             job.s = s, job.m = &m, job.ok = 0, job.r = OPARA_ERR_INVALID_STATE;
             REQUIRE(pthread_create(&th, NULL, io_thread_main, &job) == 0);

@@ -224,6 +224,8 @@ typedef struct opara__cuda_options {
     uint32_t eager_stream_cap;   /* EAGER: the plan gets at most this many streams (0: opt.plan's stream_cap) */
     size_t io_chunk;             /* host runs: bytes per piece of the pipelined input/output copies (0:
                                     OPARA_CUDA_IO_CHUNK); tests make it small to split tiny models */
+    size_t io_direct;            /* host runs: inputs of at least this many bytes are copied from the
+                                    caller's memory, not staged (0: OPARA_CUDA_IO_DIRECT; SIZE_MAX: never) */
     opara_logger logger;         /* where the session's messages go, its creation's failures included (the
                                     session's logger); zero: the runtime's */
 } opara__cuda_options;
