@@ -32506,8 +32506,9 @@ OPARA__COLD_BEGIN
    node whose constant inputs (axes, pads, shape, ...) move into canonical attributes. The folded
    Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of batch-dynamic exports end in a
    Reshape whose "shape" holds OPARA__DIM_BATCH or -1. Afterwards BatchNormalization folds
-   into the preceding Conv and a Relu fuses into its Conv/Gemm, and the graph is rebuilt
-   in topological order with only what the outputs need. */
+   into the preceding Conv, a Relu fuses into its Conv/Gemm, a zero Pad into its AveragePool and
+   the element-wise chains exporters write for GELU (erf and tanh forms) become one Gelu, and the
+   graph is rebuilt in topological order with only what the outputs need. */
 /* #include "opara_onnx.h" (inlined above) */
 /* #include "../model/opara_model.h" (inlined above) */
 
@@ -33977,6 +33978,166 @@ static opara_result opara__fuse_pad_pool(opara__imp* im, uint32_t pool, uint8_t*
     return OPARA_OK;
 }
 
+/* ---- GELU: the element-wise chains exporters write for it become one Gelu node ------------------ */
+
+/* A GELU chain's nodes, which die when it fuses, and the node that becomes the Gelu. */
+typedef struct opara__gelu_match {
+    uint32_t nodes[10];
+    uint32_t n;
+    int32_t x;
+} opara__gelu_match;
+
+/* Value c is an f32 scalar constant (rank 0, or rank 1 when x has rank >= 1, so that broadcasting
+   it changes no shape) within a relative 1e-6 of want. */
+static int opara__gelu_const(opara__imp* im, int32_t c, int32_t x, double want) {
+    const opara__graph* g = im->g;
+    if (!opara__const_f32(g, c, 1) || g->values[c].shape.ndim > 1) return 0;
+    if (g->values[c].shape.ndim == 1 && opara__imp_shape(im, x)->ndim < 1) return 0;
+    return fabs(opara__f32_at(&g->values[c], 0) - want) <= 1e-6 * want;
+}
+
+/* The node of op that produces v and whose output only the node `user` reads (not a graph output),
+   or -1. */
+static int32_t opara__gelu_producer(const opara__graph* g, int32_t v, opara__op op, uint32_t user, const uint8_t* dead) {
+    int32_t p = v >= 0 ? g->values[v].producer : -1;
+    if (p < 0 || dead[p] || g->nodes[p].op != op || g->nodes[p].n_inputs != 2 || g->nodes[p].n_outputs != 1 ||
+        opara__sole_consumer(g, v) != (int32_t)user)
+        return -1;
+    return p;
+}
+
+/* The sole reader of node n's output when it is a 2-input node of op (not dead), or -1. */
+static int32_t opara__gelu_next(const opara__graph* g, uint32_t n, opara__op op, const uint8_t* dead) {
+    int32_t c = g->nodes[n].n_outputs == 1 ? opara__sole_consumer(g, g->nodes[n].outputs[0]) : -1;
+    if (c < 0 || dead[c] || g->nodes[c].op != op || g->nodes[c].n_inputs != 2 || g->nodes[c].n_outputs != 1) return -1;
+    return c;
+}
+
+/* The input of the 2-input node n that is not v (v itself for n(v, v)), or -1 when v is no input. */
+static int32_t opara__other_input(const opara__node* n, int32_t v) {
+    if (n->inputs[0] == v) return n->inputs[1];
+    return n->inputs[1] == v ? n->inputs[0] : -1;
+}
+
+/* The input of the 2-input node n beside an f32 scalar constant within 1e-6 of want, or -1. */
+static int32_t opara__gelu_scaled(opara__imp* im, int32_t n, double want) {
+    const opara__node* nd = &im->g->nodes[n];
+    int k;
+    for (k = 0; k < 2; ++k)
+        if (opara__gelu_const(im, nd->inputs[k], nd->inputs[1 - k], want)) return nd->inputs[1 - k];
+    return -1;
+}
+
+static void opara__gelu_add(opara__gelu_match* m, int32_t node) { m->nodes[m->n++] = (uint32_t)node; }
+
+/* After Erf/Tanh node t: Add(., 1) then 0.5 * x * (.) as Mul(Mul(x, .), 0.5), Mul(Mul(., 0.5), x) or
+   Mul(Mul(x, 0.5), .), operands in either order. The last node in m; 0 when the chain differs. */
+static int opara__gelu_tail(opara__imp* im, uint32_t t, const uint8_t* dead, opara__gelu_match* m) {
+    const opara__graph* g = im->g;
+    int32_t add = opara__gelu_next(g, t, OPARA__OP_ADD, dead), m1, m2, o1, o2, h;
+    if (add < 0 || !opara__gelu_const(im, opara__other_input(&g->nodes[add], g->nodes[t].outputs[0]), m->x, 1.0) ||
+        (m1 = opara__gelu_next(g, (uint32_t)add, OPARA__OP_MUL, dead)) < 0)
+        return 0;
+    opara__gelu_add(m, add);
+    o1 = opara__other_input(&g->nodes[m1], g->nodes[add].outputs[0]);
+    if (o1 == m->x || opara__gelu_const(im, o1, m->x, 0.5)) {
+        if ((m2 = opara__gelu_next(g, (uint32_t)m1, OPARA__OP_MUL, dead)) < 0) return 0;
+        o2 = opara__other_input(&g->nodes[m2], g->nodes[m1].outputs[0]);
+        if (o1 == m->x ? !opara__gelu_const(im, o2, m->x, 0.5) : o2 != m->x) return 0;
+        opara__gelu_add(m, m1);
+        opara__gelu_add(m, m2);
+        return 1;
+    }
+    if ((h = opara__gelu_producer(g, o1, OPARA__OP_MUL, (uint32_t)m1, dead)) < 0 || opara__gelu_scaled(im, h, 0.5) != m->x)
+        return 0;
+    opara__gelu_add(m, h);
+    opara__gelu_add(m, m1);
+    return 1;
+}
+
+/* Before Erf node e: Div(x, sqrt 2) or Mul(x, 1/sqrt 2), x in m. */
+static int opara__gelu_erf_head(opara__imp* im, uint32_t e, const uint8_t* dead, opara__gelu_match* m) {
+    const opara__graph* g = im->g;
+    int32_t in = g->nodes[e].n_inputs == 1 ? g->nodes[e].inputs[0] : -1, d;
+    if ((d = opara__gelu_producer(g, in, OPARA__OP_DIV, e, dead)) >= 0) {
+        m->x = g->nodes[d].inputs[0];
+        if (!opara__gelu_const(im, g->nodes[d].inputs[1], m->x, 1.4142135623730951)) return 0;
+    } else if ((d = opara__gelu_producer(g, in, OPARA__OP_MUL, e, dead)) < 0 ||
+               (m->x = opara__gelu_scaled(im, d, 0.7071067811865476)) < 0)
+        return 0;
+    opara__gelu_add(m, d);
+    return 1;
+}
+
+/* x cubed: Pow(x, 3) or Mul(x, Mul(x, x)) in either order, its nodes into m. */
+static int opara__gelu_cube(opara__imp* im, int32_t w, uint32_t user, const uint8_t* dead, opara__gelu_match* m) {
+    const opara__graph* g = im->g;
+    int32_t p = opara__gelu_producer(g, w, OPARA__OP_POW, user, dead), sq, o;
+    if (p >= 0) {
+        if (g->nodes[p].inputs[0] != m->x || !opara__gelu_const(im, g->nodes[p].inputs[1], m->x, 3.0)) return 0;
+        opara__gelu_add(m, p);
+        return 1;
+    }
+    if ((p = opara__gelu_producer(g, w, OPARA__OP_MUL, user, dead)) < 0 || (o = opara__other_input(&g->nodes[p], m->x)) < 0 ||
+        o == m->x)
+        return 0;
+    if ((sq = opara__gelu_producer(g, o, OPARA__OP_MUL, (uint32_t)p, dead)) < 0 || g->nodes[sq].inputs[0] != m->x ||
+        g->nodes[sq].inputs[1] != m->x)
+        return 0;
+    opara__gelu_add(m, sq);
+    opara__gelu_add(m, p);
+    return 1;
+}
+
+/* Before Tanh node t: Mul(sqrt(2/pi), Add(x, Mul(0.044715, x^3))), operands in either order. */
+static int opara__gelu_tanh_head(opara__imp* im, uint32_t t, const uint8_t* dead, opara__gelu_match* m) {
+    const opara__graph* g = im->g;
+    int32_t in = g->nodes[t].n_inputs == 1 ? g->nodes[t].inputs[0] : -1, s, a, c, j;
+    if ((s = opara__gelu_producer(g, in, OPARA__OP_MUL, t, dead)) < 0 ||
+        (a = opara__gelu_producer(g, opara__gelu_scaled(im, s, 0.7978845608028654), OPARA__OP_ADD, (uint32_t)s, dead)) < 0)
+        return 0;
+    for (j = 0; j < 2; ++j) {
+        m->x = g->nodes[a].inputs[j];
+        m->n = 0;
+        if ((c = opara__gelu_producer(g, g->nodes[a].inputs[1 - j], OPARA__OP_MUL, (uint32_t)a, dead)) >= 0 &&
+            opara__gelu_cube(im, opara__gelu_scaled(im, c, 0.044715), (uint32_t)c, dead, m)) {
+            opara__gelu_add(m, c);
+            opara__gelu_add(m, a);
+            opara__gelu_add(m, s);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Erf or Tanh node t with its GELU chain around it (every intermediate read once and no graph
+   output; the constants within 1e-6): the chain's last node becomes Gelu(x), the others die. */
+static opara_result opara__fuse_gelu(opara__imp* im, uint32_t t, uint8_t* dead) {
+    opara__graph* g = im->g;
+    int tanh_form = g->nodes[t].op == OPARA__OP_TANH;
+    opara__gelu_match m;
+    uint32_t last, k;
+    int32_t* ins;
+    memset(&m, 0, sizeof m);
+    if (dead[t] || g->nodes[t].n_outputs != 1 ||
+        !(tanh_form ? opara__gelu_tanh_head(im, t, dead, &m) : opara__gelu_erf_head(im, t, dead, &m)) ||
+        m.x < 0 || g->values[m.x].dtype != OPARA_DTYPE_F32)
+        return OPARA_OK;
+    opara__gelu_add(&m, (int32_t)t);
+    if (!opara__gelu_tail(im, t, dead, &m)) return OPARA_OK;
+    last = m.nodes[m.n - 1];
+    ins = (int32_t*)opara__pool_alloc(im->rt, &g->pool, sizeof(int32_t), 4);
+    if (!ins) return opara__imp_oom(im);
+    ins[0] = m.x;
+    g->nodes[last].op = OPARA__OP_GELU;
+    g->nodes[last].inputs = ins;
+    g->nodes[last].n_inputs = 1;
+    if (opara__node_set_string(g, (int32_t)last, "approximate", tanh_form ? "tanh" : "none") != OPARA_OK)
+        return opara__imp_oom(im);
+    for (k = 0; k + 1 < m.n; ++k) dead[m.nodes[k]] = 1;
+    return OPARA_OK;
+}
+
 static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
     opara__graph* g = im->g;
     uint32_t i, n = g->n_nodes;
@@ -33987,6 +34148,9 @@ static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
         if (g->nodes[g->topo[i]].op == OPARA__OP_RELU) r = opara__fuse_relu(im, g->topo[i], dead);
     for (i = 0; r == OPARA_OK && i < n; ++i)
         if (g->nodes[g->topo[i]].op == OPARA__OP_AVERAGE_POOL) r = opara__fuse_pad_pool(im, g->topo[i], dead);
+    for (i = 0; r == OPARA_OK && i < n; ++i)
+        if (g->nodes[g->topo[i]].op == OPARA__OP_ERF || g->nodes[g->topo[i]].op == OPARA__OP_TANH)
+            r = opara__fuse_gelu(im, g->topo[i], dead);
     return r;
 }
 

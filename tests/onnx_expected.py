@@ -67,6 +67,53 @@ def pool_takes_pad(n, pads):
     return all(0 <= pads[2 + i] < kernel[i] and 0 <= pads[rank + 2 + i] < kernel[i] for i in range(len(kernel)))
 
 
+def gelu_chains(kept, init, uses, outputs):
+    """Erf-form GELU chains (x/sqrt2 or x*(1/sqrt2) -> Erf -> +1 -> *x -> *0.5, or *0.5 then *x), each
+    intermediate read once and no graph output: the importer makes each one Gelu node (5 -> 1)."""
+    import math
+    from onnx import numpy_helper
+    by_out = {o: (n, ins) for n, ins in kept for o in n.output}
+    readers = {}
+    for n, ins in kept:
+        for i in ins: readers.setdefault(i, []).append((n, ins))
+
+    def scalar(v, want):
+        if v not in init: return False
+        a = numpy_helper.to_array(init[v])
+        return a.size == 1 and a.ndim <= 1 and abs(float(a.reshape(-1)[0]) - want) <= 1e-6 * want
+
+    def single(v):
+        return uses.get(v) == 1 and v not in outputs
+
+    def next_op(v, op):
+        r = readers.get(v, [])
+        return r[0] if single(v) and len(r) == 1 and r[0][0].op_type == op else None
+
+    def other(ins, v):
+        return [i for i in ins if i != v][0] if len(ins) == 2 and v in ins and ins[0] != ins[1] else None
+
+    count = 0
+    for n, ins in kept:
+        if n.op_type != "Erf" or not single(ins[0]) or ins[0] not in by_out: continue
+        p, pins = by_out[ins[0]]
+        if p.op_type == "Div" and scalar(pins[1], math.sqrt(2)): x = pins[0]
+        elif p.op_type == "Mul" and scalar(pins[1], math.sqrt(0.5)): x = pins[0]
+        elif p.op_type == "Mul" and scalar(pins[0], math.sqrt(0.5)): x = pins[1]
+        else: continue
+        a = next_op(n.output[0], "Add")
+        if not a or not scalar(other(a[1], n.output[0]), 1.0): continue
+        m1 = next_op(a[0].output[0], "Mul")
+        if not m1: continue
+        o1 = other(m1[1], a[0].output[0])
+        m2 = next_op(m1[0].output[0], "Mul")
+        o2 = m2 and other(m2[1], m1[0].output[0])
+        if m2 and ((o1 == x and scalar(o2, 0.5)) or (scalar(o1, 0.5) and o2 == x)):
+            count += 1
+        elif o1 in by_out and single(o1) and by_out[o1][0].op_type == "Mul" and scalar(other(by_out[o1][1], x), 0.5):
+            count += 1
+    return count
+
+
 def zoo(zoo_dir, out):
     import onnx
     lines = []
@@ -119,6 +166,7 @@ def zoo(zoo_dir, out):
                     fused += 1
                     if n.op_type == "BatchNormalization":  # the Conv now produces the BN output
                         producer[n.output[0]] = "Conv"
+        fused += gelu_chains(kept, init, uses, outputs) * 4
         # f16 models compute in f32 (docs/ARCHITECTURE.md): a Cast after each f16 graph input, one before
         # each f16 graph output (unless a Cast to f16 makes it), one after a Cast to f16 that is consumed
         F16 = 10

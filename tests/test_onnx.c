@@ -1004,6 +1004,155 @@ static opara_result run_one_node(opara_runtime* rt, pbw* gr, int64_t opset, int3
     return r;
 }
 
+/* ---- GELU chains -------------------------------------------------------------------------------- */
+
+enum { GELU_DIV, GELU_MUL_SWAPPED, GELU_HALF_X_FIRST, GELU_TANH_POW, GELU_TANH_MUL_SWAPPED, GELU_N_FORMS };
+enum { GELU_EXACT, GELU_WRONG_CONST, GELU_ERF_READ_TWICE, GELU_MIDDLE_OUTPUT, GELU_HALF_TWICE };
+
+static void gelu_scalar(pbw* g, const char* name, float v) { pbw_tensor_f32(g, 5, name, NULL, 0, &v); }
+
+/* One GELU chain from x to y as an exporter writes it (form), exactly or with a flaw (miss) that
+   must keep it unfused; x and y without value_info. "e" is the Erf/Tanh output, "a" = Add(e, 1);
+   GELU_ERF_READ_TWICE adds the graph output z = Neg(e), GELU_MIDDLE_OUTPUT makes "a" one. */
+static pbw gelu_graph(int form, int miss) {
+    static const int64_t xd[2] = {2, 5};
+    pbw g = {0, 0, 0};
+    int tanh_form = form >= GELU_TANH_POW;
+    gelu_scalar(&g, "one", 1.0f);
+    gelu_scalar(&g, "half", miss == GELU_WRONG_CONST && !tanh_form ? 0.51f : 0.5f);
+    if (!tanh_form) {
+        if (form == GELU_DIV) {
+            gelu_scalar(&g, "c", 1.4142135f);
+            pbw_node(&g, "Div", "div", L("x", "c", NULL), L("s", NULL, NULL), NULL);
+        } else {
+            gelu_scalar(&g, "c", 0.70710677f);
+            pbw_node(&g, "Mul", "scale", L("c", "x", NULL), L("s", NULL, NULL), NULL);
+        }
+        pbw_node(&g, "Erf", "erf", L("s", NULL, NULL), L("e", NULL, NULL), NULL);
+    } else {
+        gelu_scalar(&g, "k", miss == GELU_WRONG_CONST ? 0.045f : 0.044715f);
+        gelu_scalar(&g, "c", 0.7978846f);
+        if (form == GELU_TANH_POW) {
+            gelu_scalar(&g, "three", 3.0f);
+            pbw_node(&g, "Pow", "pow", L("x", "three", NULL), L("x3", NULL, NULL), NULL);
+            pbw_node(&g, "Mul", "kx3", L("x3", "k", NULL), L("v", NULL, NULL), NULL);
+            pbw_node(&g, "Add", "inner", L("x", "v", NULL), L("u", NULL, NULL), NULL);
+            pbw_node(&g, "Mul", "scale", L("u", "c", NULL), L("s", NULL, NULL), NULL);
+        } else {
+            pbw_node(&g, "Mul", "sq", L("x", "x", NULL), L("x2", NULL, NULL), NULL);
+            pbw_node(&g, "Mul", "cube", L("x2", "x", NULL), L("x3", NULL, NULL), NULL);
+            pbw_node(&g, "Mul", "kx3", L("k", "x3", NULL), L("v", NULL, NULL), NULL);
+            pbw_node(&g, "Add", "inner", L("v", "x", NULL), L("u", NULL, NULL), NULL);
+            pbw_node(&g, "Mul", "scale", L("c", "u", NULL), L("s", NULL, NULL), NULL);
+        }
+        pbw_node(&g, "Tanh", "erf", L("s", NULL, NULL), L("e", NULL, NULL), NULL);
+    }
+    if (form == GELU_DIV || form == GELU_TANH_POW) pbw_node(&g, "Add", "add", L("e", "one", NULL), L("a", NULL, NULL), NULL);
+    else pbw_node(&g, "Add", "add", L("one", "e", NULL), L("a", NULL, NULL), NULL);
+    if (form == GELU_DIV || form == GELU_TANH_POW) {
+        pbw_node(&g, "Mul", "mx", L("x", "a", NULL), L("m", NULL, NULL), NULL);
+        pbw_node(&g, "Mul", "mh", L("m", miss == GELU_HALF_TWICE ? "x" : "half", NULL), L("y", NULL, NULL), NULL);
+    } else if (form == GELU_HALF_X_FIRST) {
+        pbw_node(&g, "Mul", "hx", L(miss == GELU_HALF_TWICE ? "x" : "half", "x", NULL), L("h", NULL, NULL), NULL);
+        pbw_node(&g, "Mul", "mh", L("a", "h", NULL), L("y", NULL, NULL), NULL);
+    } else {
+        pbw_node(&g, "Mul", "mh", L("a", "half", NULL), L("m", NULL, NULL), NULL);
+        pbw_node(&g, "Mul", "mx", L(miss == GELU_HALF_TWICE ? "half" : "x", "m", NULL), L("y", NULL, NULL), NULL);
+    }
+    if (miss == GELU_ERF_READ_TWICE) pbw_node(&g, "Neg", "neg", L("e", NULL, NULL), L("z", NULL, NULL), NULL);
+    if (miss == GELU_ERF_READ_TWICE) pbw_value_info(&g, 12, "z", 1, xd, 2);
+    if (miss == GELU_MIDDLE_OUTPUT) pbw_value_info(&g, 12, "a", 1, xd, 2);
+    return g;
+}
+
+static pbw gelu_model(int form, int miss) {
+    static const int64_t xd[2] = {2, 5};
+    pbw g = gelu_graph(form, miss);
+    pbw_value_info(&g, 11, "x", 1, xd, 2);
+    pbw_value_info(&g, 12, "y", 1, xd, 2);
+    return pbw_model(8, 13, &g);
+}
+
+/* Runs gelu_graph(form, miss) on a CPU session with x[2,5]; y into y (10 floats). */
+static opara_result run_gelu(opara_runtime* rt, int form, int miss, const float* x, float* y) {
+    static const int64_t xd[2] = {2, 5};
+    opara_tensor_info shape;
+    pbw g = gelu_graph(form, miss);
+    return run_one_node(rt, &g, 13, 2, xd, x, L("y", NULL, NULL), y, 10, &shape);
+}
+
+static int gelu_node_count(int form) { return form == GELU_TANH_POW ? 8 : form == GELU_TANH_MUL_SWAPPED ? 9 : 5; }
+
+/* Each exporter form becomes one Gelu (x in, y out, approximate per form; OPARA__ONNX_NO_FUSION keeps
+   the chain) and computes GELU as the double formula does. */
+OT_TEST(gelu_chains_fuse_into_one_gelu) {
+    static const float x[10] = {-6.0f, -3.0f, -1.5f, -0.7f, -0.01f, 0.0f, 0.3f, 1.0f, 2.5f, 7.0f};
+    opara_runtime* rt = new_rt();
+    int form, i;
+    REQUIRE(rt);
+    for (form = 0; form < GELU_N_FORMS; ++form) {
+        int tanh_form = form >= GELU_TANH_POW;
+        float y[10];
+        opara__graph g;
+        pbw m = gelu_model(form, GELU_EXACT);
+        OT_LOG("form %d", form);
+        REQUIRE(import_pbw(rt, &m, NULL, OPARA__ONNX_NO_FUSION, &g) == OPARA_OK);
+        CHECK_EQ(g.n_nodes, gelu_node_count(form));
+        CHECK_EQ(count_op(&g, OPARA__OP_GELU), 0);
+        opara__graph_free(&g);
+        m = gelu_model(form, GELU_EXACT);
+        REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+        REQUIRE(g.n_nodes == 1);
+        CHECK_EQ(g.nodes[0].op, OPARA__OP_GELU);
+        CHECK_STR(opara__attr_string(&g.nodes[0], "approximate", ""), tanh_form ? "tanh" : "none");
+        REQUIRE(g.nodes[0].n_inputs == 1);
+        CHECK_STR(g.values[g.nodes[0].inputs[0]].name, "x");
+        CHECK_STR(g.values[g.nodes[0].outputs[0]].name, "y");
+        opara__graph_free(&g);
+        REQUIRE(run_gelu(rt, form, GELU_EXACT, x, y) == OPARA_OK);
+        for (i = 0; i < 10; ++i) {
+            double v = x[i], want = tanh_form ? 0.5 * v * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)))
+                                              : 0.5 * v * (1 + erf(v / sqrt(2.0)));
+            CHECK_NEAR(y[i], want, 2e-6 * fabs(want) + 1e-6);
+        }
+        T->log_len = 0;
+        T->log[0] = 0;
+    }
+    opara_runtime_destroy(rt);
+}
+
+/* Near misses stay element-wise chains: a constant off GELU's (0.51 for 0.5, 0.045 for 0.044715),
+   the Erf/Tanh output read twice, an intermediate that is a graph output, 0.5 or x where the
+   other belongs. The unfused chain still computes its own formula. */
+OT_TEST(gelu_near_misses_stay_unfused) {
+    static const int misses[4] = {GELU_WRONG_CONST, GELU_ERF_READ_TWICE, GELU_MIDDLE_OUTPUT, GELU_HALF_TWICE};
+    static const float x[10] = {-3.0f, -1.0f, -0.5f, 0.0f, 0.25f, 0.5f, 1.0f, 1.5f, 2.0f, 4.0f};
+    opara_runtime* rt = new_rt();
+    int form, k, i;
+    REQUIRE(rt);
+    for (form = 0; form < GELU_N_FORMS; ++form)
+        for (k = 0; k < 4; ++k) {
+            opara__graph g;
+            pbw m = gelu_model(form, misses[k]);
+            OT_LOG("form %d miss %d", form, misses[k]);
+            REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+            CHECK_EQ(count_op(&g, OPARA__OP_GELU), 0);
+            CHECK_EQ(g.n_nodes, gelu_node_count(form) + (misses[k] == GELU_ERF_READ_TWICE));
+            opara__graph_free(&g);
+            if (misses[k] == GELU_WRONG_CONST && form == GELU_DIV) {
+                float y[10];
+                REQUIRE(run_gelu(rt, form, misses[k], x, y) == OPARA_OK);
+                for (i = 0; i < 10; ++i) {
+                    double v = x[i], want = 0.51 * v * (1 + erf(v / (double)1.4142135f));
+                    CHECK_NEAR(y[i], want, 2e-6 * fabs(want) + 1e-6);
+                }
+            }
+            T->log_len = 0;
+            T->log[0] = 0;
+        }
+    opara_runtime_destroy(rt);
+}
+
 /* The reductions' axes: an attribute before ReduceSum-13 / the others' opset 18, a constant input
    since (an empty one with noop_with_empty_axes: the input unchanged); CumSum's axis input becomes
    its attribute. x = [[1, -2, 3], [4, 5, -6]]. */
@@ -1910,6 +2059,7 @@ static const opara_test_case tests[] = {
     OT_CASE(fuzz_corpus_imports_or_fails_cleanly),
     OT_CASE(conv_test_data_matches_spec), OT_CASE(tensor_files_match_numpy_helper),
     OT_CASE(conv_bn_relu_before_and_after_fusion), OT_CASE(relu_not_fused_when_conv_output_is_shared),
+    OT_CASE(gelu_chains_fuse_into_one_gelu), OT_CASE(gelu_near_misses_stay_unfused),
     OT_CASE(identity_and_dropout_disappear_output_keeps_name), OT_CASE(shape_chain_folds_to_batch_reshape),
     OT_CASE(folded_float_pow_matches_the_kernel_bit_for_bit), OT_CASE(folded_slices_follow_the_shape_engine),
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),
