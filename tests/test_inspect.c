@@ -523,20 +523,24 @@ OT_TEST(saved_model_loads_back) {
 }
 
 #if !defined(OPARA_NO_STDIO)
+/* The plan's drawing, written to path and read back into text (cap bytes); 0 when that fails. */
+static int dot_text(const opara_plan* p, const char* path, char* text, size_t cap) {
+    FILE* f;
+    size_t n;
+    if (opara_plan_write_dot(p, path) != OPARA_OK || !(f = fopen(path, "r"))) return 0;
+    n = fread(text, 1, cap - 1, f);
+    fclose(f);
+    remove(path);
+    text[n] = 0;
+    return 1;
+}
+
 OT_TEST(dot_file_has_every_node) {
     opara_model* m = diamond();
     opara_plan* p = m ? plan_of(m, OPARA_STRATEGY_OPARA, 1) : NULL;
     char path[] = "build/tests/test_inspect_plan.dot", text[8192];
-    FILE* f;
-    size_t n;
     REQUIRE(p != NULL);
-    REQUIRE(opara_plan_write_dot(p, path) == OPARA_OK);
-    f = fopen(path, "r");
-    REQUIRE(f != NULL);
-    n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    remove(path);
-    text[n] = 0;
+    REQUIRE(dot_text(p, path, text, sizeof text));
     CHECK(strstr(text, "digraph") != NULL);
     CHECK(strstr(text, "matmul") != NULL);
     CHECK(strstr(text, "sigmoid") != NULL);
@@ -556,8 +560,6 @@ OT_TEST(dot_file_names_a_fused_activation) {
     opara_model* m = NULL;
     opara_plan* p;
     opara_attr act;
-    FILE* f;
-    size_t n;
     memset(&act, 0, sizeof act);
     act.name = "activation", act.type = OPARA_ATTR_STRING, act.v.s = "Relu";
     REQUIRE(opara_builder_create(g_rt, &bl) == OPARA_OK);
@@ -568,13 +570,7 @@ OT_TEST(dot_file_names_a_fused_activation) {
     opara_builder_destroy(bl);
     p = plan_of(m, OPARA_STRATEGY_OPARA, 1);
     REQUIRE(p != NULL);
-    REQUIRE(opara_plan_write_dot(p, path) == OPARA_OK);
-    f = fopen(path, "r");
-    REQUIRE(f != NULL);
-    n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    remove(path);
-    text[n] = 0;
+    REQUIRE(dot_text(p, path, text, sizeof text));
     CHECK(strstr(text, "residual\\nAdd+Relu s0") != NULL);
     opara_plan_destroy(p);
     opara_model_destroy(m);

@@ -1322,6 +1322,19 @@ static void compare_outputs(opara_test* T, const op_case* c, const opara_session
     }
 }
 
+/* The case's inputs with their random values (data[i]: malloc'd, the caller frees them). */
+static void case_tensors(op_case* c, opara_tensor* in, void** data) {
+    uint32_t i;
+    for (i = 0; i < c->n_inputs; ++i) {
+        const case_input* x = &c->in[i];
+        data[i] = calloc((size_t)numel(x->rank, x->dims) + 1, 8);
+        fill(c, x, data[i]);
+        memset(&in[i], 0, sizeof in[i]);
+        in[i].name = x->name, in[i].dtype = x->dtype, in[i].rank = x->rank, in[i].data = data[i];
+        memcpy(in[i].dims, x->dims, sizeof x->dims);
+    }
+}
+
 /* Builds the case's model, runs it on the CPU and on backend `k`, compares. */
 static void check_case(opara_test* T, opara_runtime* rt, const char* op, case_fn build, int v, size_t k) {
     op_case c;
@@ -1347,14 +1360,7 @@ static void check_case(opara_test* T, opara_runtime* rt, const char* op, case_fn
                     opara_runtime_last_error(rt));
         return;
     }
-    for (i = 0; i < c.n_inputs; ++i) {
-        const case_input* x = &c.in[i];
-        data[i] = calloc((size_t)numel(x->rank, x->dims) + 1, 8);
-        fill(&c, x, data[i]);
-        memset(&in[i], 0, sizeof in[i]);
-        in[i].name = x->name, in[i].dtype = x->dtype, in[i].rank = x->rank, in[i].data = data[i];
-        memcpy(in[i].dims, x->dims, sizeof x->dims);
-    }
+    case_tensors(&c, in, data);
     ref = run_on(T, rt, m, OPARA_BACKEND_CPU, in, c.n_inputs, what);
     if (c.cuda_refuses && backends[k].backend == OPARA_BACKEND_CUDA) {
         got = NULL;
@@ -1565,14 +1571,7 @@ static opara_session* run_case_on_cpu(opara_test* T, opara_runtime* rt, case_fn 
         return NULL;
     }
     opara_builder_destroy(c.b);
-    for (i = 0; i < c.n_inputs; ++i) {
-        const case_input* x = &c.in[i];
-        data[i] = calloc((size_t)numel(x->rank, x->dims) + 1, 8);
-        fill(&c, x, data[i]);
-        memset(&in[i], 0, sizeof in[i]);
-        in[i].name = x->name, in[i].dtype = x->dtype, in[i].rank = x->rank, in[i].data = data[i];
-        memcpy(in[i].dims, x->dims, sizeof x->dims);
-    }
+    case_tensors(&c, in, data);
     s = run_on(T, rt, m, OPARA_BACKEND_CPU, in, c.n_inputs, what);
     for (i = 0; i < c.n_inputs; ++i) free(data[i]);
     opara_model_destroy(m);
