@@ -4452,9 +4452,6 @@ OPARA__PRIVATE float opara__attr_float(const opara__node* n, const char* name, f
 /* Pointer to the INTS values (and their count) or NULL when absent or of another type. */
 OPARA__PRIVATE const int64_t* opara__attr_ints(const opara__node* n, const char* name, uint32_t* count);
 OPARA__PRIVATE const char* opara__attr_string(const opara__node* n, const char* name, const char* fallback);
-/* What the node computes, for people (plan drawings, traces): its operator, and "+Relu", "+Gelu",
-   "+GeluTanh" with an activation fused into it ("Add+Relu"); written into buf (cap bytes) when so. */
-OPARA__PRIVATE const char* opara__node_op_label(const opara__node* n, char* buf, size_t cap);
 OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n);
 
 /* Checks indices and single producers, computes consumers, predecessors, successors and the
@@ -4855,13 +4852,6 @@ OPARA__PRIVATE const int64_t* opara__attr_ints(const opara__node* n, const char*
 OPARA__PRIVATE const char* opara__attr_string(const opara__node* n, const char* name, const char* fallback) {
     const opara__attr* a = opara__node_attr(n, name);
     return a && a->type == OPARA__ATTR_STRING ? a->v.s : fallback;
-}
-
-OPARA__PRIVATE const char* opara__node_op_label(const opara__node* n, char* buf, size_t cap) {
-    const char* act = opara__attr_string(n, "activation", "");
-    if (!act[0]) return opara__op_name(n->op);
-    opara__format(buf, cap, "%s+%s", opara__op_name(n->op), act);
-    return buf;
 }
 
 /* ---- derived DAG ----------------------------------------------------------------------------- */
@@ -28756,6 +28746,15 @@ static void opara__write_dot_text(FILE* f, const char* s) {
         if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
         else fputc(c < 0x20 ? ' ' : c, f);
     }
+}
+
+/* What the node computes, for people: its operator, and "+Relu", "+Gelu", "+GeluTanh" with an
+   activation fused into it ("Add+Relu"); written into buf (cap bytes) when so. */
+static const char* opara__node_op_label(const opara__node* n, char* buf, size_t cap) {
+    const char* act = opara__attr_string(n, "activation", "");
+    if (!act[0]) return opara__op_name(n->op);
+    opara__format(buf, cap, "%s+%s", opara__op_name(n->op), act);
+    return buf;
 }
 
 static const char* opara__node_label(const opara__graph* g, uint32_t n) {

@@ -23,6 +23,15 @@ static void opara__write_dot_text(FILE* f, const char* s) {
     }
 }
 
+/* What the node computes, for people: its operator, and "+Relu", "+Gelu", "+GeluTanh" with an
+   activation fused into it ("Add+Relu"); written into buf (cap bytes) when so. */
+static const char* opara__node_op_label(const opara__node* n, char* buf, size_t cap) {
+    const char* act = opara__attr_string(n, "activation", "");
+    if (!act[0]) return opara__op_name(n->op);
+    opara__format(buf, cap, "%s+%s", opara__op_name(n->op), act);
+    return buf;
+}
+
 static const char* opara__node_label(const opara__graph* g, uint32_t n) {
     return g->nodes[n].name && g->nodes[n].name[0] ? g->nodes[n].name : opara__op_name(g->nodes[n].op);
 }

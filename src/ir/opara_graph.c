@@ -390,13 +390,6 @@ OPARA__PRIVATE const char* opara__attr_string(const opara__node* n, const char* 
     return a && a->type == OPARA__ATTR_STRING ? a->v.s : fallback;
 }
 
-OPARA__PRIVATE const char* opara__node_op_label(const opara__node* n, char* buf, size_t cap) {
-    const char* act = opara__attr_string(n, "activation", "");
-    if (!act[0]) return opara__op_name(n->op);
-    opara__format(buf, cap, "%s+%s", opara__op_name(n->op), act);
-    return buf;
-}
-
 /* ---- derived DAG ----------------------------------------------------------------------------- */
 
 static uint32_t* opara__u32_array(opara__graph* g, size_t n) {

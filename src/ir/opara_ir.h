@@ -663,9 +663,6 @@ OPARA__PRIVATE float opara__attr_float(const opara__node* n, const char* name, f
 /* Pointer to the INTS values (and their count) or NULL when absent or of another type. */
 OPARA__PRIVATE const int64_t* opara__attr_ints(const opara__node* n, const char* name, uint32_t* count);
 OPARA__PRIVATE const char* opara__attr_string(const opara__node* n, const char* name, const char* fallback);
-/* What the node computes, for people (plan drawings, traces): its operator, and "+Relu", "+Gelu",
-   "+GeluTanh" with an activation fused into it ("Add+Relu"); written into buf (cap bytes) when so. */
-OPARA__PRIVATE const char* opara__node_op_label(const opara__node* n, char* buf, size_t cap);
 OPARA__PRIVATE opara__auto_pad opara__node_auto_pad(const opara__node* n);
 
 /* Checks indices and single producers, computes consumers, predecessors, successors and the
