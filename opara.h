@@ -4083,9 +4083,13 @@ OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32
    instead of the attributes: one family of fields per kind of op, in a union (only the node's
    family is set; the rest of the union is zero). */
 
-/* The activation the ONNX importer fused into a Conv or Gemm (its attribute "activation"; UNKNOWN:
-   another name, which the CUDA lowering refuses and the CPU ignores). */
-typedef enum opara__fused_act { OPARA__FUSED_NONE, OPARA__FUSED_RELU, OPARA__FUSED_UNKNOWN } opara__fused_act;
+/* The activation the ONNX importer fused into a Conv or Gemm (its attribute "activation": "Relu"),
+   or into an Add, Sub, Mul or Div of f32 ("Relu", "Gelu" (erf) or "GeluTanh" (the tanh
+   approximation)). UNKNOWN: another name (for Conv and Gemm any but Relu), which the CUDA lowering
+   refuses, the CPU's Conv and Gemm ignore and its binary kernel refuses. */
+typedef enum opara__fused_act {
+    OPARA__FUSED_NONE, OPARA__FUSED_RELU, OPARA__FUSED_GELU, OPARA__FUSED_GELU_TANH, OPARA__FUSED_UNKNOWN
+} opara__fused_act;
 
 /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in. */
 typedef struct opara__window_params {
@@ -4108,6 +4112,7 @@ typedef struct opara__broadcast_params {
     int64_t strides[3][OPARA_MAX_DIMS];
     int fmod;       /* Mod: its attribute (1: C's fmod, the dividend's sign; 0: the divisor's sign) */
     int shift_left; /* BitShift: direction "LEFT" (else "RIGHT") */
+    opara__fused_act activation; /* Add, Sub, Mul, Div: applied to the result (the importer's fusion) */
 } opara__broadcast_params;
 
 /* IsInf: which infinities it detects (ONNX's defaults: both). */
@@ -5017,8 +5022,10 @@ OPARA__COLD_END
 #define OPARA__FORMAT_DIM_BATCH (-1)         /* the symbolic batch dimension in the file */
 #define OPARA__FORMAT_MIN_ALIGN 16u
 #define OPARA__FORMAT_MAX_ALIGN 65536u
-/* Must-understand flags (bits 0..15) this reader knows; none are defined in 1.0. */
-#define OPARA__FORMAT_KNOWN_REQUIRED_FLAGS 0x0000u
+/* Must-understand flags (bits 0..15) this reader knows. Bit 0: an Add, Sub, Mul or Div carries a fused
+   "activation" (docs/FORMAT.md), which a reader that ignored it would compute without. */
+#define OPARA__FORMAT_FLAG_BINARY_ACTIVATION 0x0001u
+#define OPARA__FORMAT_KNOWN_REQUIRED_FLAGS 0x0001u
 #define OPARA__FORMAT_REQUIRED_MASK 0xFFFFu
 
 /* Header byte offsets. */
@@ -7294,7 +7301,16 @@ static int opara__shape_in_range(const opara__shape* s) {
 
 static opara__fused_act opara__fused_activation(const opara__node* n) {
     const char* a = opara__attr_string(n, "activation", "");
-    return a[0] == 0 ? OPARA__FUSED_NONE : strcmp(a, "Relu") == 0 ? OPARA__FUSED_RELU : OPARA__FUSED_UNKNOWN;
+    if (a[0] == 0) return OPARA__FUSED_NONE;
+    if (strcmp(a, "Relu") == 0) return OPARA__FUSED_RELU;
+    if (strcmp(a, "Gelu") == 0) return OPARA__FUSED_GELU;
+    return strcmp(a, "GeluTanh") == 0 ? OPARA__FUSED_GELU_TANH : OPARA__FUSED_UNKNOWN;
+}
+
+/* Conv and Gemm take Relu only (the importer fuses no other into them). */
+static opara__fused_act opara__fused_relu_only(const opara__node* n) {
+    opara__fused_act act = opara__fused_activation(n);
+    return act == OPARA__FUSED_NONE || act == OPARA__FUSED_RELU ? act : OPARA__FUSED_UNKNOWN;
 }
 
 /* The scalar attributes the backends read, with ONNX's defaults, into the node's record (the
@@ -7304,7 +7320,9 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     opara__node_params* p = c->params;
     opara__op op = n->op;
     if (!p) return;
-    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_activation(n);
+    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_relu_only(n);
+    if (op == OPARA__OP_ADD || op == OPARA__OP_SUB || op == OPARA__OP_MUL || op == OPARA__OP_DIV)
+        p->u.broadcast.activation = opara__fused_activation(n);
     if (op == OPARA__OP_QUANTIZE_LINEAR || op == OPARA__OP_DEQUANTIZE_LINEAR) {
         p->u.quant.saturate = opara__attr_int(n, "saturate", 1) != 0;
         p->u.quant.output_dtype = opara__attr_int(n, "output_dtype", 0);
@@ -7318,7 +7336,7 @@ static void opara__record_scalars(opara__shape_ctx* c) {
         p->u.gemm.trans_b = opara__attr_int(n, "transB", 0) != 0;
         p->u.gemm.alpha = opara__attr_float(n, "alpha", 1.0f);
         p->u.gemm.beta = opara__attr_float(n, "beta", 1.0f);
-        p->u.gemm.activation = opara__fused_activation(n);
+        p->u.gemm.activation = opara__fused_relu_only(n);
     }
     if (op == OPARA__OP_LEAKY_RELU) p->u.activation.alpha = opara__attr_float(n, "alpha", 0.01f);
     if (op == OPARA__OP_HARD_SIGMOID) {
@@ -8752,13 +8770,25 @@ static opara_result opara__plan_layout(opara_runtime* rt, const opara__graph* g,
     return OPARA_OK;
 }
 
+/* The must-understand flags the graph needs. */
+static uint32_t opara__format_required_flags(const opara__graph* g) {
+    uint32_t i, flags = 0;
+    for (i = 0; i < g->n_nodes; ++i) {
+        opara__op op = g->nodes[i].op;
+        if ((op == OPARA__OP_ADD || op == OPARA__OP_SUB || op == OPARA__OP_MUL || op == OPARA__OP_DIV) &&
+            opara__node_attr(&g->nodes[i], "activation"))
+            flags |= OPARA__FORMAT_FLAG_BINARY_ACTIVATION;
+    }
+    return flags;
+}
+
 static void opara__write_header(uint8_t* o, const opara__graph* g, const opara__strtab* t, const opara__layout* L,
                                 uint32_t alignment, uint32_t producer) {
     memcpy(o, OPARA__FORMAT_MAGIC, OPARA__FORMAT_MAGIC_SIZE);
     opara__wr_u16(o + OPARA__HDR_VER_MAJOR, OPARA__FORMAT_MAJOR);
     opara__wr_u16(o + OPARA__HDR_VER_MINOR, OPARA__FORMAT_MINOR);
     opara__wr_u32(o + OPARA__HDR_HEADER_SIZE, OPARA__FORMAT_HEADER_SIZE);
-    opara__wr_u32(o + OPARA__HDR_FLAGS, 0);
+    opara__wr_u32(o + OPARA__HDR_FLAGS, opara__format_required_flags(g));
     opara__wr_u32(o + OPARA__HDR_ALIGNMENT, alignment);
     opara__wr_u32(o + OPARA__HDR_N_STRINGS, (uint32_t)t->n);
     opara__wr_u32(o + OPARA__HDR_N_TENSORS, g->n_values);
@@ -10465,6 +10495,7 @@ typedef struct opara__cpu_params {
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
     int mode, coord_mode, nearest_mode;
     int fn;                /* the unary or binary kernel's function (opara_cpu_elementwise.c) */
+    opara__fused_act act;  /* the binary kernel's activation after the op (f32 Add, Sub, Mul, Div) */
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */
@@ -13016,6 +13047,17 @@ static void opara__gelu_erf_rows(int level, float* y, const float* x, size_t n) 
     }
 }
 
+/* GELU over n elements (y may be x), the tanh approximation when approx: the Gelu kernel's and the
+   fused one's. */
+static void opara__gelu_rows(int level, int approx, float* y, const float* x, size_t n) {
+    size_t i;
+    if (approx) {
+        for (i = 0; i < n; ++i) y[i] = opara__gelu(x[i], 1);
+    } else if (n) {
+        opara__gelu_erf_rows(level, y, x, n);
+    }
+}
+
 /* ONNX's Softplus, log(1 + e^x), without overflow for large x. */
 static float opara__softplus(float x) { return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
 
@@ -13115,11 +13157,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
         if (i1 > i0) opara__vec_exp(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
     case OPARA__UN_GELU:
-        if (p->approx) {
-            for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], 1);
-        } else if (i1 > i0) {
-            opara__gelu_erf_rows(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
-        }
+        if (i1 > i0) opara__gelu_rows(opara__cpu_isa_level(), p->approx, y + i0, x + i0, i1 - i0);
         break;
     case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_LOG: case OPARA__UN_RECIPROCAL: case OPARA__UN_FLOOR:
     case OPARA__UN_CEIL: case OPARA__UN_ROUND: case OPARA__UN_SIGN: case OPARA__UN_SIN: case OPARA__UN_COS:
@@ -13314,6 +13352,17 @@ static void opara__bin_row_f64(opara__cpu_binary kind, const double* a, int64_t 
     }
 }
 
+/* The activation fused into a binary operator, in place over its n results (as the Relu and Gelu
+   kernels compute it). */
+static void opara__fused_act_rows(int level, opara__fused_act act, float* y, size_t n) {
+    switch (act) {
+    case OPARA__FUSED_NONE: case OPARA__FUSED_UNKNOWN: break; /* UNKNOWN: refused at prepare */
+    case OPARA__FUSED_RELU: opara__vec_relu(y, y, n); break;
+    case OPARA__FUSED_GELU: opara__gelu_rows(level, 0, y, y, n); break;
+    case OPARA__FUSED_GELU_TANH: opara__gelu_rows(level, 1, y, y, n); break;
+    }
+}
+
 static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
@@ -13330,10 +13379,11 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
         ao = off[0] + (int64_t)j0 * sa;
         bo = off[1] + (int64_t)j0 * sb;
         yo = (int64_t)(row * (size_t)p->inner + j0);
-        if (dt == OPARA_DTYPE_F32)
+        if (dt == OPARA_DTYPE_F32) {
             opara__bin_row_f32(level, kind, (const float*)op->in[0].data + ao, sa,
                                (const float*)op->in[1].data + bo, sb, (float*)op->out[0].data + yo, n);
-        else if (dt == OPARA_DTYPE_I64)
+            opara__fused_act_rows(level, p->act, (float*)op->out[0].data + yo, n);
+        } else if (dt == OPARA_DTYPE_I64)
             opara__bin_row_i64(kind, (const int64_t*)op->in[0].data + ao, sa,
                                (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
         else if (dt == OPARA_DTYPE_F64)
@@ -13363,6 +13413,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, f64, i64, i32, i8 or u8 operands of one type",
                                  opara__op_name(op->node->op));
     op->p.fn = (int)fn;
+    op->p.act = op->params && fn <= OPARA__BIN_DIV ? op->params->u.broadcast.activation : OPARA__FUSED_NONE;
+    if (op->p.act != OPARA__FUSED_NONE && (dt != OPARA_DTYPE_F32 || op->p.act == OPARA__FUSED_UNKNOWN))
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: a fused activation needs f32 and Relu, Gelu or GeluTanh",
+                                 opara__op_name(op->node->op));
     op->fn = opara__binary_kernel;
     return opara__bc_prepare(op, 2, ins, err, cap);
 }
@@ -18092,9 +18146,22 @@ static void opara__describe_rows(const opara__desc_ctx* c, opara__op_desc* d) {
     opara__set_launch(d, opara__blocks(rows, 1), 256, 32, 2048);
 }
 
+/* FLOPs per element of the activation fused into an Add, Sub, Mul or Div (those of its own operator). */
+static double opara__fused_act_flops(const opara__desc_ctx* c) {
+    const opara__node_params* p = opara__desc_params(c);
+    opara__op op = c->n->op;
+    if (!p || (op != OPARA__OP_ADD && op != OPARA__OP_SUB && op != OPARA__OP_MUL && op != OPARA__OP_DIV)) return 0;
+    switch (p->u.broadcast.activation) {
+    case OPARA__FUSED_NONE: case OPARA__FUSED_UNKNOWN: return 0;
+    case OPARA__FUSED_RELU: return opara__op_info_of(OPARA__OP_RELU)->flops_per_elem;
+    case OPARA__FUSED_GELU: case OPARA__FUSED_GELU_TANH: return opara__op_info_of(OPARA__OP_GELU)->flops_per_elem;
+    }
+    return 0;
+}
+
 static void opara__describe_elementwise(const opara__desc_ctx* c, opara__op_desc* d) {
     double out = opara__elems(opara__out_shape(c, 0));
-    d->flops = out * opara__op_info_of(c->n->op)->flops_per_elem;
+    d->flops = out * (opara__op_info_of(c->n->op)->flops_per_elem + opara__fused_act_flops(c));
     opara__set_launch(d, opara__blocks(out, 256), 256, 16, 0);
 }
 
@@ -21780,302 +21847,342 @@ static const char opara__ptx_elementwise[] =
     "B3P,/v)C3k+$X#j!56C1#95S~$,U!A3U!;3|*AAv)FCU!#S,$T$$d! Z>)QT'$w_095zO-wT!$cS'90h=-==4=/Ri!$gR' =C2b5#V^%"
     "%Y-#_P*=1W}-$E$=D5]!X7,o%:6]!D4f7*R#$jg.C3R#;8E+6$i(-r!#a,$>U26v$*F$q(#{!b40`$A5U%!S!#`$!xq$$j!$Y6#hz-,X"
     "j&I1L#Qk!D8q^!2PU!B6iY)U0:YQ)+p#%y!(Y!A:QT&#P!$g_%Bdgg! q|$Xstmi0!fi0Y7]uT++Sm0$'I2sk0%zk0+X|$@3bs0G3bz&"
-    "H7Rt0D4a|-)z${'8:\nret;\n}_V1|$binaryaV1'>7#cV1.GO1,G2gV1.GO3,GO4,f#O5,n!O6,GO7,GO8,GO9,Gg10-HO1-H7-_)O1"
-    "-`)g14-H7-b)O1-c)`17qa1]83pa1t 189pa1u 203]a192[!.^`1 e<M[~11aa1 r<5R!I1R! i@5R!0ha1g37 P!H3P!O8 P!J4W%O"
-    "2 R!H5S#7!U% yV14q[1;,`#6wY1$BM1B;3BO0)xd1!h|&0xd1!Xq#2xd1#ul##r}&<1nv&1xd1;8^~(.xd1U1_[v->um}&7(xd1e53Y"
-    "&#xm!G1yU1>1RCq!1_98r[)$Yd-.]w%$p|0K5]w%>fvk&#e!)hi&'ew%!cz!;pu~+G2Vk&:1iS%-t$V99u$!i{$,nz%$uY//oX'(im-#"
-    "S%#r%(h}%$o% St!=xou%#TR1#=)Zp&1}l'g16 zo!#lP#)p!#Wm'(R]!;7vP$!Ux'j$474836_o.(h!X5,o!:4vn'*QY);8Qy$G5x'("
-    "e~$q 1_2yk'$^n-,sj/&e($`d)-{{)*D2tn((lr'#xb)#Sq)$ds.*}b#n 1_2f`-%Wn/$gc)+f(,}$v %f9tR1(p!'i$#qf&+R&'zn&%"
-    "j^.+Qu(#X^'%<!T%%V|%*vV/$g^.'Rf#&Z%[8,@(Xw-$QS.# =,d#GpaT/#i%'w1+p*O8#p*$d_1O5#q*$tV,N4q*$[W0!m._75Vi,@1"
-    "Xj%'r*%ny(7 s*${q+#s!L7s!'m$I8j6(v*%ye/+v(%^b1$=![%J8x*$pT.F6y*$9)A(z*F8z*!g#~ p79'm4#Wg!m s64QR2$ja&H8{"
-    "S2#p{(#mD+|S2#Sf!$wB/n^$#^y.&nz#C2l2F8oc.%P!B2nI!nt.*2$td$Z88I$Pa$C56=4M,{S2u 1_5SO!^25TOR9]Sp*Bsd#$q<[8"
-    "7oI;5w{#=2@(p|(&Y%)iv'+x$@9qI]5:jc)%g'F3yV2w 1_7o%O6 o%D8o%$~$$t'E6o%$[~#=5@(o%%c)<4Sl-0o%>5o%E7o%<5o%C4"
-    "]!&]P&+yAH9R&O5 R&D7R&B6R&E5R&$zZ$=6@)R&)a'@5WO_9:X$O4!Zb!`4][%O3!R!I5R!7!X`!a16R!7#de!I7R!7!jg!`10R!O7!"
-    "ab!a11R!7!he!a12R!7!b581mg!*Q+;6Tf%#X+!fw&)ja!X61e5#QQ$!R|**FA2k1#rR$![X#*FB3_-#gv&I2o>#}P'.lr2$Q~(&sf!^"
-    "4;ep2:1cp2u 145P&A4P&F8c$+f:#ey-E4FB6l6#mR'E5FB7P&#d%I6P&#X{-G7P&$cZ#$P&G6P&<2P&F7eu2#gm/&rl%,{NJ3Zp2=3y"
-    "n%C9P!K7Yp2@3yR&+R!0hf!W18hf!A2_S0%}{.$RW!7#WV! zi%'o&$SS3<0q&B]P]$@2Q^$(^M#a[* W!+~c$=,=.lW*$x_2 [#C1V#"
-    "#j0 _#/c`291Xb0l notwh%=2l#l maxca%#dk$!z~$*{a%=4g# F);#gV% B+S!&aj%*{i!$Vg2>0|u#'Ue/=2yj%/n%+[P!>9p')J;"
-    "4ei#_65xd2r!1_44tCU8,U%g21Kf#%[#;3V]*)io%!b!_-1S,<0yn%.n4$iy(F6n4$ln%$xQ#%[k,%>%794Y!'i/%y!%i/h 54+uG'vt"
-    "$;1|m%%l%&p}(%@$7 H=-}p$E6`n$;3}<>5io2+`X! vx#!kM%P(F7k#+Tv$T15C=7C(wn$!n~,)c!/TT(o 1_3xa! {a1+}m$>8{!,9"
-    "&}!#z$@uzr%%js%,aB#bb'$D*U[!#Yz%#X!%nV0 ln';usd!#w%`89:#U!@1[%Z4:j,$Py$#`%;0w`(%=$iz$V58[5+Xk3$AI9X- {K!"
-    "Y-^9]z);6ai3$c)!]R$(R##q3'H {q).T#<2kIs 1+-^/#UM'y,+j|$;1d<!H7#^/$r2$_6 ^/+}b![36^/F9k#-b&Y4,KC1^/Z50}/`"
-    "64^/({D Zj3,]|$=2{!,9<3}!)^/)p[%]92^/&s[%#=(^/@6X!H5r.#Q{$G4:#z%'Wq% h%I:e-<5e-#a+-U($X><5P-C5h-%P.=6rv3"
-    "/g->9g-D8g-C7W*D9g-%Q#O7%g-U5,P!0oZ091sp3)g-^51k#-a&$:%KD9g-B2c!!`p,-g-W40Z)c9:tY%0_Z%%u;B9g-'nV%]r9u;$v"
-    "r$$E+|v!#up'$lk'H0x;#z%H9x;<5`[-'`% xR&/k-V70k-G8k-;7Q($q'!yc3(k-;3wC%HB8kh$$jn'!aL1|IV37V.!bj!(W.$vn%%w"
-    "*Z37W.$xn%!H7#W.%f$'o:+v`! p~#*o:F6k#-|&B4^I[37W.B4c!`17o:'Vq$ u#-W.$lz'!|!-:<3P#)Y.&le-%ef-.].$Y~$=4A)_"
-    ".B6_!1z:+Qg-*a.=4ec3'u%2a.(|:!o+-d(%W)$SED7}:%eF$IC3`k($e2 ']-4cU&U37=$X,+Xi#A3f2E4PY&#nV,!di##_!F8ie!)t"
-    "^+O7#s]!<4d_+0t]!U77Q`+,u]!$[z%%x-+n|$%i;c78u]!<5i6]78u]!Y79g0Z50v3$~|%!H7#v3%on4=0^'+mr!%kJ&c2F8k#,b,<8"
-    "t9=8C*v3+~$!U{!.v3)os!J3nu1=3Pb',nt#J6mu1=3za'+V, }u!*RZ-72tu!B1PV)73Z!A6jv*73Z!A8Z!#}m%,VV//V|0$Tw),kt,"
-    ">,:B1gm);3w! F)W_-<7th*'3#{z#.jQ&#Qs15jc)$iu16hc)$Zx)%G r!+A;6zz,J0`V.*ir*%z`3)o6#kP!;6|V0q$043928nd)'nT"
-    ")1YV.#yI#rT!B7~c$$}^(H1wi*B3P!%hr*7#QV.>0Po/$h{)*Qr+$hz),}V0(A>2AI3ro,-if$2jP,;4_Y**|!$gg*#&+vV0>,A*R{)%"
-    "mo)&so)&h.$qh)<1:([#C8ci)(ii0<9O,d}->,=$lX+,wb);5Vl0#j|-+TW,#iZ*r$52E7DB`{+#Yg-u$2C32E4dt+;,D%}%+an.$Pp+"
-    "u#C93BBtj/$cn+@4_!+zh+$o{1t#F6384ky.$yo+@6_!-Ph)$Po+#U(*xt*O6#kW+V61_*;6_l*)e*;6gr*!A-{a+]63_!E6wl*$bh+@"
-    "1D*sl*$Yl1t$2A55E3P)@6r-#pt.B6`e4$un+#me-a04o3#p7$J#z#-^s*#vv/W59`#%T_2&[i2$j&!&*py-#p~$]61R!!s'#X! Q8(R"
-    "!#m`2E2R!U4,P$[73`+#[p$$mz/*o!&^_**j%${Q.=0lBE7^&$}w3>4CI7WR._79~a*#iU%$X$*sh,#ZT%$Uf2*V4$yk+q%AAF85ED:#"
-    "V4u#91FCBq~-$ok2&Um2#Qk2(_!$V4i 1D9gn'1al2@4_!*V4$[=PD6|q&-X2#pu$$e!$`k2*_!$XQ+t#75FDEWs.#tj+$e!<1|j2(zb"
-    "27#uS,$hf2>0_!g91!cg2$_]%[87Qe*#hG<2V*,np,$86f^%!Wn! vt#l$097152`K*Rt##_m!#e^%s$307064Sl2#A*i5#ql+$W%*kW"
-    "1$Q[)$cc53P[)B7gr*#eV#B7~q.#om+$Y#A6mR!V98}X3+lS4=,nk2y!4318jS4<4b14xQ+Z99wQ!*a~-Zp1mQ2@9}k2$rl&-iS%$Yx3"
-    "7#em%>1t`%H3cm%:1|!#Rm&G5Wa3#{[!)gp%A1zX!TgtzS%;1}S2F1}[3C1Xb!B2}(X10h`%(q!I9mf%-lR5#p!.u`!(up!;2]a25kd!"
-    "'~%1el&U6]w2/hW%(p~#_47o{!'uj!-:I9pu#%kR)&]Q--o{!$o{(%HI8n~,$_!`11S{!=8eQ-.;=9`P-'nm!+{u#%Xn'#~Z%C8{u#${"
-    "k'!F+{u#$e}#$yu!I8vs##_z$!M/d}!$`l'%iq!z 184d}!%IF6vh$T40i{!G1^k-#i{!/hx!$hj#^49Pw#%pv&%Xu!,hj#%jQ$ H7!h"
-    "x!<4{&<7hx!D4ae$C1hx!^60k#-f'$[y!$KD5hj#C6Xy!!Zb%-p0A5u^%F1o0U13|!-:%a_#C8o0'Ur*!a!.o0X6,HC3o0B7_!G6S0<6"
-    "v_'0;$m2(Zw!a52`]#T89v.2^w#;9V)<6b*K9y.&I/y.<2y.$`_4O2)y.V67y.,cx#Y91j+D6Zk#$VQ$!H7#y.%}$=2y.,jm%n$5;\nr"
-    "emQ&F2k#.e-([e# ai))fDA2fD'vT&H0gV&,D=1ey23{d&:2qR&!^J$no6D2vt%0Q^&A2YC.T~+$pu.6xd&#v]/%SI(Tl.=7oe3'ud&#"
-    "rc#g77#sd&(dV#3[V!&|Z*$X#Cprp'#_c#f79md&#ba##i!#[S-Z29jd&#yi$O1%bZ#_55p7=8g,-:<9Z-#s-$p7%^T7$xEH8t5#tG@2"
-    "wT$ fm(/t5 ]Z!%t50gP$;9g:<6U2L3t5>4t5'}4B:]H<9{|$G3Yn$A7oe%H9n`%=1tu#!o`%'Z[6B2bX%'Qq&$Td)$^G,uq#$en&J2|"
-    "X% RP%'|X%$jd),}X%%gU)!lh-+dn'$}d5$wy*B2gt($iU) D,V!=69+UY%#UU%H8UY%#al%;1vt40|`% d:+wc$B7QDm!201,Y$,^})"
-    "%f!%[!q 60:u$=7|%0cy#;7e%I7fd7T1,c!,dQ!$xU$%jb7I1jw(!F1cy#!~w%#B,cy#<2YW$;6xx(B8~BS20W0 H7#~B%Un$=4j(+Z^"
-    "$D6Z^$^66k#+p3#RZ3'K[78yP!B7c!`20p@)T4G6Z^$$Zr$%kl&):>9ob%(yP!$xb)$Vd)F2ja!#el%&H+ja!X32_!H3ja!$lx%H3ja!"
-    "$bx%@3ZE |u4*w,$d'$'B3ka!#fb3$G,yS(B5R.1gO!Xb3!|U(_5]Y*%h'%U#J8qq7%H rS#.T#;8lQ!]77g`!#hb3'],C8lQ!;2th%!"
-    "H7#l/%]V%&_`$C4qs!%n+&X.F8k#,b&<1`R!=8C*l/B9c!I2p|%@6QS!G6uH$sj%G8uH<3UE+Wp!$ak($Vl(F3g`!;3Z.=5A)l/B7_!1"
-    "g`!;8a!0;$t0(`MI6qJ!im5#r-1g`!<2Ye!%z'C1qJ%hJ$H`86t-V95t-D8t-B5e*,xh)#yx5$H7#t-$q,'fr+C4s~!Z68t-^70k#-a&"
-    "$k/$KZ95t-%cP%%a/H1v`!@6vq&_68t-'p#-:%u/+]m!$aw.;3]+.b<$|{0%H+b<#|h!%_!H4b<#S&!b~'.;$|!)b<J9t->8t-H8t-$q"
-    "%%z'C1k:%lP%%IC9iQ!V02YM2}Q&V03b.,QX%;2Tt%%S+!jw+)d.%w_8O2&Y;$Y%'iz$C4g[#E7qz!G5l#,Q'Y22WJ!D*f.B3e!`22[;"
-    "@7{)G7sz!%up!^03g.T44Q#+g.#d:#>^14];$sV%%H+];$Xy(%_!1];$Y!0];$s_!@4];I7tz!!]^6%g.0UX%#r[6(|'D2Pf!$}]#%Ir"
-    " 102i.$xc!I1VX%#{t%#uc4#z['+]Z#@6o]!F7}|$;5sr8&_!/rd!)Qw,O8#r^!%jS#I4Zr8$dd*F4^n'#ga6&pP![25}e&$S0$pW6/P"
-    "4 U@:[C-u^!C2uY!!yV#*~3${=O2%Zy%%sv%=2x`%C5c{!D7rV&H7l#-h,%Q:>7D*~3C8x^!H2]y%A7d/G6~3>9}!,;%vX&,y^!$ol(;"
-    "5k@E9~3$iw%$HY49~3#cp&%_!`52c3;7a!0;#xO@5dc!%h`-%|&;3Z;b14z^!$h^*!H-b`+A3Z. Zb!/z5<3or&_23w5<3m<$u),Pf*&"
-    "w5@3QQ',{3<3{3#|X#^53{30xu&%fz!^15S`!%RY!%h-D2_R!$]Y&!I7#y0$i!U35y0+mg&[80y0G9l#-j'$~T!&qj*,aR!Y80e!`23i"
-    "R$@8iR$^80y0%hv%G2bR!%P|&Z77y0#XD$sQ(^54y0$h/=6A)y0B8_!H7^0$_d-0fE$gj,@5rm%a81yD&pW&b23X`!$pW!&|'d37Q/N8"
-    "Q/<5Q/#qV#g55*Q/W33Q/,`a!%_Z!%o+D3{R!<4q$7%Ww%$vU'!P!$Q/+s|! pS$)so#%dv%)l#.k-(z]$_84k-(]!,;%pP$!qg6'je#"
-    "$ly#$`z#H5Rf&;8C)Z0I5o+W41o+0S^!;4}*%Q&c41o+&I(lV!Y86ke#U24g:-a=<2iV!$o!H3ke#%}J^44[u'Z57Ys'C5mw!F9s`*Z6"
-    "0_u'C6XR!F9^g+#Q)(cw',{Q!0bI)]b( ij-)`u'@8R[)O6&nq(F9mx6Z58~R&C5Qp!F9lu,Z59QS&C5oc!^95RS&74g$C4US&74^!C3"
-    "XS&74^!B5^!V06la)7#^S&&hc6C6}~#X8,=A7z_%%Yc6=6Rc6(xu3%bb6*5B2Uk),j|1e22kS&;1Vy$N2mS&%vd6'J%U}1(DO2#qS&C6"
-    "aT9$Vp9Y11]b!$ha(!gd'3uS&$mb'!K2RZ3$[j!$v~#Y64`S$$gf*I6[V5%_d!D6nf6O5!PT&&af6$rh6=5gi6)l`6$z[1M3VT&$d`6$"
-    "C3XT&O8*XT&;1hS%B1lo8%lP2(Xf6)y~1A1bQ2Z19=A2xQ2B2|b&%mQ2$y!Z21h#X4,cR2B3q_)$rQ2.gQ8%|~1$A%|!E4jd6<2lV2&a"
-    "P2)~z1M8tT&$k{14uT&&wz1$x!$e&+bn1g31!zT&&ll1A0d!C3e~1$Q{13PU&&w{1B2d!-sy%#wg#&OI2~{14XU&%cz1$V+<3uu6*^+X"
-    "38]v6d37Q|1+f!F3_~1;4r&+f~1+dh6'zb/0iU&$WY3%]#$l{1+cu5&nz1O5!oU&;1Wk1$M$W$0P{1W5,m(%k#D4qS&$|u0%X(B4wY8&"
-    "zz1F7W!W8,_!+of&&Z|1-XX&#lr!'uP2E9a,%Q|1<6fG(w!O5&q{1W46eEF5x&%uz1A0GI3cV&&vw1+~7;5U!=1ex1)[v1B7~|1+}5$e"
-    "q50lV&;1td93mV&#Q^!&wh:%W#+}5$jV13rV&&xf:A0d!C6}5$XP13wV&#zF&k!%d!+[s6$Rg&3|V&&Zf:B4d!1[i:O3,[i:%d!.S6&a"
-    "h:)Ha88YW&&n!.eQ&$no:g55 se*!s$.^W&C6ov1$iR$e67`W&;1gu#3Wl:$d%Y70dx$$uS$]66gW&&o!$BC7^#$fd)+l9#`k&&mn:*q"
-    "Z'%_k:/Xu4$y*g74#rW&U65n24sW&C1aX&-tW&C6pk3$lK%ok:#eY3/cy9K6ao*/Xz9$ZT!0aa%#}c5#b[2:6sm/_68P_*)dd%B4]^!'"
-    "YV&$u*^84ZV&D6lb)B0jc'$zP!F6s!$er&/r!_70r!.|l!)mn'^03PX&,{f!(W&7#SX&*w!G5i{)g76%p[+(s2%_Y*J8mt+B8UZ*_76P"
-    "g1*iR+~ 106-lt+~ int!lt+~ int*lt+'GO1,G7#]l+'GO3,GO4,GO5,^$I6`k+F5{j+G3Y{;w 610{j+!Q~3M[_(I]R!O5 R!J1R!O"
-    "6 R!0`S*/wh+(~(0P!O3 P!0t[*O4!X&J5U%O7 R!7'{j+~ 306%{j+;3Qf(6{j+~ 304%df+!R|37'nk+!hX!0nk+!XW!1nk+$ei$$U"
-    "b$#_q02nk+%JF2nk+I2hq-<2~v7*ur)!w^!7(Yl+^47Sx*@2i^0H2Y{*;5i$G;gP*;2|`#C4gP*#a_2.g_$#S^4 W!0U|*!=J1Q{*;2a"
-    "`;)U#$qe#_56p};92Zl('gv%$rb$!`s!&fv%'Yw1+dv%$Rf$#Pb$B4T]5<6]t1K2tt1*^v%;7qc8/[v%%Xw+G3i%*S+n 223~$(J;2cg"
-    "..fz*92Ve((Vw%#}s$#R]'7Ia#%W#A5Qx%#W_$:2Vg2.t+A9qs1)Yj$:3UW#]52Xj$;3Q^$$|4,n[%$Rh%!F3Wj$#Y/]31WP*;3ek$%h"
-    "%C1xp);3j[%O3&j[%$[m*J1r}*Z2_^r(;5mn$)h#+~u#;3g[%%KC1up)q 527c!G3g[%W2_r5.cY'$kw.F1sp)%hw.B2zi$*|Q2-w|$#"
-    "nP$$D+qT2@7X!/ZX$$u%`55:<7lW+&f%C:d,$Yf&#lY%*ki$;3SZ%_31PP*B8l-1PP*!Xm4!z~#/v~#;3iY%%_)x 320SR*&Hb42ly%$"
-    "S#E0ch$;3{X%%y+C2hQ);3pm$!H7!V/$}/=2_e)C6f7D0W/F8i#-`&%j,=8C*W/B9c!v 324W/'wb5 u#.Y/'{!,9&}!)Y/'[{7 ]!-n"
-    "P+$cu7%=(vy7>2X!`61n.&|U+.:<9zT+'h%I:c-%sr$I8}g$=3Q7%},,~d)%}-$}61j/V28e-D8e-C7W*D8e-U8,H7!e-%x#&Z[$C7e-"
-    "+rk*;5]}$)i#-_&$u*$KC2hd&q 531c!G3nU%o!2_14X).rk*&m}*-e-=6T0*e-U5,<E6o;#vW&$D*o;$Z`1&Y[+-y,#w%H6o;#z%@6o"
-    "; kP0/e-V30e-0{9%e'$([33w~)$kC%_V%*en)&XMM3w~)>6P.,uv%#cW2's*C3tc%;3zU%!H7!Q.$c+=3g:C8Q.D6g:F5i#-z&C4~HD"
-    "6Q.C3c!I3g:)t).pc%$dV&F3nc%=6p0)Q.'u_) ]!,Q.#`Q&$D+``)>2X!I7g:&pe1.Q.:3af(([%J7Q.(g:0bv%;3}Y%=5{*+h:%{a!"
-    "%I+xe)$Z[!x 222av%=9</fj+W2_zZ!G1fX/%bn4G0pj+#hd!(wm(O3#}[!#W~%%a}(*~[!$Rh).wu+Y33bO,eX%<4j04a~);4Xz']33"
-    "a~)q 339R0C4wU(T34y/7%XW%$Xv&>3XW%C1eq![21dAF7k#,Z,<4^9=7C*b3C8R4_41b3@2U/F2SZ&$^e*F4vU(a75T]!*tu(-Rf%'x"
-    "Q1#=(b3@8X!H7v2<7Tw(.:#[!)Sv!C2U]!$x1$Zq,C7V]!$aX%!F,Zf()^r,a34Zf(!il2!mq'G6V5<4Q=$p.c44V5%Ic42Zy;>7ar/."
-    "_3/Yf($sP!^48Y^!%}[*%|-,sP!$xT'!H7#a0%l''l6+Uz![25a0F9k#-e'$p/%K,uP!$p3%c!G3^~/V2_UT392PU(,v/'{!,il+&}!*"
-    "il+W1,_R(,a0#[n#%ZR(*~h0>3X!`82u/<9nR(-:#z%W83[%1dU'<3r:b56[^!$xZ&%m'z 349k.&I/k.<4^`5/SV=4k.V66k.,`_!Y5"
-    "1[+D6^Q!<5T$7%ze($f{!!P!G0ak;92pU>(Vu%_54k#-V-']t092aV>,l,=4Z!,9%[6*Ru%'bs0 ]!0b+<1yS,'s#1b+V53b+0X[!%`{"
-    "!$w%D3`T,'b+>4b+'l*@:Y`$#sa(%ia#&mX('fq00}P(<2dq0.Qb# {m!(gb,H9Qb#'a~++Qb#W91Qb#H9cm2[91Rb##Wr([91Rb#$xy"
-    "(H4Tb##qU# Y!J3uh#*W`#@4na#C1rl!Z47oa#>5gw0g152|!&s)A4[a#>9^j#1]Y(#Pw+1]T!#{v!G9]T!${T&$hGC5g7&jY+L0ZY($"
-    "u_&t 360]T!<6`S#$cp&+my';3Tj(!H7#_6%sc!'_6+og!,VR,=5sI'k#,b2$lr!%K[77zDB6c!G3oz;@2VR,I2VR,'o#,9&b$*nt+#t"
-    "0<5bP,+VR,$gP0%=(VR,@8X!0]T!#w%H9]T!#z%@9]T!C3Rz&;3bx!%r]0C2^T!<6fn!F4|X(*Rn#b65xs!$jCH8qF$tX(%d)!Xe=/P["
-    "(&HI6nE;8S#^76ZS!$jp!%~+,zb1;3pp!!H7#_/%H'lv0+Uk!,}S,u 547k#,b&<7ZK=7C*_/+~$v 370_/@4SG0}S,=9{!-Ty)%o#+n"
-    "Y'%Z[8<0YR,,su+@2R]8C9lY'W03]!!|i'.{.=7hS,.;=8r]8'r%1RIT71o-2eS!$fQ,%w'&Zn=>ses0(HI8v/V94q-,aR!Y73b*!e|'"
-    "(q-$jk!!H7!q-$~{'!P!G0fX>E2hS,;5id')k#-a&%b9'tP()q-C5b.G3Ps.@2hS,J2hS,=4|!-:%p#+gV'(yd>$lQ,,s-$c,'^R,)t-"
-    "B8_!1]<=9{R,-;>5nX*'u%2t->6t-0wU!$S^'%z's 376PZ$%X],$w)+gd-$lx>!vL3yX(>2b.-Sb#Y78S+#`|')d.%Sx27%V;<2h$'T"
-    "g.+s}!D4bn!%eQ!)l#,Q'%sk!@4qP(*f.B2e!0VU:o 2_4t_!G4Vt(@0r#-}l)%r#C9oT*+nd*.[;/ad6)oT*A3_!I1];M4{e*$X&!fV"
-    "*'v%1g.@8];1gb#<8xT2$uT![81c~!$~*$Ir 101i.$aw$I5hb#%Vc#&]p'D2||!({w#y 47:rR>>1_!/Se!.YX45`^!&{(H4b^!U83Y"
-    "^*,c^!+mP!E8xn-%86qn$$sj#^38rn$C8xZ!!X`*)~3$WZ)!I7#~3%w#&tn$C2Sw!D5n`$_56l#-h,%Q:>6D*~3C7h^!H8xn$@5p`$G5"
-    "~w'V15}!-;I6k^!&`g*=6sf*,~3$}v*=7A)~3B9_!H8c3=6Sh*.;$u!@9j%C1v^!$]o*%_m*-w^!<8e:/^o$$xk$%W(2_o$<9eU$H2w5"
-    "$bg*%u)z 390w5%I/jX@$~q!<5Yc#^25{30yX(<4wy'F4P`!Z92h-D2_R!%aT!O9%~U$%ym$=9PV$C2ip$[54y0G8l#-j'$nE%ww*E2a"
-    "R!B9e!!PU6.y0)pX%/^{'%cw-G2bR!%uw$C5Ri)(hZ*$]a*+y0<2kZ*&A(y0%tY*$_!H3^0=8|[*.;=9bZ*'v%1yD%{f)y 122X`!$Vb"
-    "*%|'{ 395Q/N6Q/<7Q/G2TQ>5Q/&Vk(^14`a!Z97o+D3{R!$sl-!I7#Q/%H&Tr$C2c|! }m#)rc#%mV+)l#.k-)z8/wh)%Q`%G3fQ!%s"
-    "x$%j#Auh`*'fd*/o+$fY(@2n}!b59o+@9o+/S^!<4io!$Q&y 399o+'I(lC fd*(a=U40xY%!x^#)n]$%Ui-$o!*Uy!&]r0%b|#r!02]"
-    ";{!U3,R$-{!)vZ(!}R60{!%ie+G0xZ(#v{$ jT$G1r^>_2_cS@#Us$>4cq-,g}%/zZAC3U#D3zS!0yX#)^l$%iT>&q)%v-M8zl0@2nU)"
-    " Y%J:V`AU43}]A+Tr!F7Ui4#Xz$ R!G3su*#t$3fc.$||/*Zh#J5yc.#z$'z6;4lc**P&(z6;4nc*!I7)}X.#]l6/}X.92m}))|E77m("
-    "C7vO'b!%zo(O8&b!]0:fj378e!@2Qy/*VQ.'^V0C3^KG7e'O7$e*G1fv-#y#0J&@Y5:e*$ym!!V#(h2:bt#$]u$<1Y~1 }_'%Z!>1t)!"
-    "pt0F3Rb$%q'%M^56c`!'V+>8f((il2'~(+f$+pt-(a(F9w&.W*(hP!A7y}4#[R*@0o%+|0$[l*3g'$fT$!F.g'!P~$$c'F4^%V42g#F-"
-    "^!$~k!:1]o,#rj8)C#e+>,N~ p40&}9M9g}*!m33h}*!y)7$h}*.[I=5X|*'z#+tF%k^&.uDA1Zz)!j|6'W]' ^$:[F>]P.-Sf*<1nS$"
-    ")Qx!$Xe*J1e['_43lt&D4ur$0dd%@5uX!^78zr&$st)3|r&%}_),|r&y 605es/;5^Q8/R%%9.dr&$wu!S60Qm&,Rm&B0{r/$bW+!T#'"
-    "ea$$xi!F3}r/$X{*$Qt)Z25<%kz*-|i+&dz*-|i+=6fz*5}i+F3Us/;5py!(bp&$pYBE3hb$>7~m/-}j+Z2_RT$$fV*%x%C6zS!@2To/"
-    "-aV%)Vd%!aX7*Z!>2Z!,jl$$X~#%Z!O2K}%&[h&J1PY/<1bp$+ud!T42rX!%``/,{<<2j$7,ek+!P!0ek+92}U6)yM%VR$)l#,p`!%ny"
-    "%V70D)}V!Y71e!`42Yu#@8f5_83T~*(r#3p~*Z56Zu#&}}*&cY+,mp*+v~*+SW/$s~*$_!0i}*$U&'UA);=1^P+'v%0p+<4d]'_56Xq/"
-    "<4nb&$y'D4Z]'%nb/&I3lz)=6mX%.Pd%<4pn&&i*,uZ!$gE!I7)si+>4{p*C4{S!D8Uo$%qW$)l#,g&%le&$L!D*z-B3e!!Tw=.z-)^{"
-    "&0ij*(}!3U~*E5i}*%b}*&iY+,z-+Z~*+oV/%W~*M3||*$U&!cz(.;=3q~*'v%1z-=3l82nq/<4kb&$|'s 431YQ/$z7<3X'I8}-%R|$"
-    "!}-,y:%s`&%l*,T|$;4{j!!I7)|i+#y~=/|i+92}{)*}-G4l#-g&%y:>4D*}-B5e!!wQ>-}-@9ZU!G8yW!%kP0/X|$<1xo$Z72}-V9,>"
-    "!lT),mg*%Rx*&A)mg*A1_!I5y:=4rx*.;=5Tx*'v%2}-@6}-0RS#%Sy%$|'[43|:%U|#%SBB7iX+&RJM0Wa$W85i.,Xa$<4`C%X+[85j"
-    ".$i;g38+Sj+>4mi!C4mi!D9mn$%VP%)l#,S'D4YJD8X|#C7e!I4ef!@9kOG9on$%Tz/H8Xu*%o4+X|#$jo/%zT+.i;&ru*&A)j.B6_!1"
-    "Qa#=7cv*.j.=7tu*'v%I:qW!:5eV/,o-<9TT!;9=/v/A4u<0fb$<4YU($Z)D4uk*%fc!%IC1qg7$c]!~ 228!ak+;2wU(*mY!>9uS--z"
-    "k+@2qP+92cc*2zk+J6zk+$pf!)cc7>7b30Qc$$rw/H5py,;4tFF5py,X44Qc$[44Qc$$dZ%!GJ4lr'$bU$]44Qc$<4zm%&Xm,+nr'<4e"
-    "^!g45+{k+!P!0{k+s 2_9xQ(_81l#-S-%PV!>1D)w5%[o$%^_!H4mQ#)^l%G9a[.&sr'/b[.%XT$,^_!&^}*&iX++w5,V~*,{d*A2_!1"
-    "~r'%t~*0~D$wU))Qs'C9]R(<4j~0$l|##`o((lm!%P@F4Rc$q 450[.,V{-%eh#L5r}%!Rn>:[CH+yS!%_P%$e*d45R7&IL6kl+J6kl+"
-    "$l40i1%]|#F9X].<4^A&X.,|b!$|`&!I7)ll+#gr>/ll+:2W^7*k10m#-l'%xT6>3D*k1B4e!`45~T!!uV%(y#.m1@6P#-;&S#+m1$Zt"
-    "*%Su*.m1$dj7=5A)m1B7_!0ke%C8ou**;=4_w)(x%1RU!<5`^+J0b].<4fz$%iT!d56V/N7V/'VwD/pl+6V/W17V/,Ud!%[o$%s+D1Ud"
-    "!$^:!I7)ql+!P!0ql+:2hx.)wc$_85m#/p-A6T)/ae%)P},-;%cT'B3yc$,hR*0mj#U85mR*(|#1t+%zl1!t+0w`!%th&$T&D4~l1&t+"
-    "&I*W&A7xv&$pS1%~e#2jq3/ZN$iT(;1su3-kf#C3jP.`73kf#)aq3,lf#W75lf#!RQ1(~};$5.jP.$T{-E7jP.$|QBH3kf#<5vz)-kf#"
-    "%Rm#*Pb#B8Tf#D5|V(+|^*;2ZWB#Q]3O44P#'Xl(+nQ.U77Q'I-r)$j&1}V!<6<.}V!%tP!$W-D6js,$>$tn20W{,%~n$]67}V!%ub!%"
-    "e~.,Wm(<4}i#7&Wi&%T8'Wi&C5vl!!Rw%*cFG9m#,S3%Rg#V89D)cFY90e!I4Zi&*gx%_11yl!@7t#-;&i$*cF%{y7$z~2.QW!$oU!%H"
-    "+QW!$qU!>7Y{2.Q:$;0QW!$jm8B8Sz(+zl!<4hd-%WR)C2Ps,<4|Q#^71nU,%Pn$$B1`W)!ia@:[N/g<%kU#$y)!ab@*T#%fP(>4VQ$7"
-    " Xg,^22QR.<4[V#%i,,zn1<4e]#O7%zf!%xZ'b76aX,:2hP8){/%Pn%)m#-h&${L%YW/,}n1<5Vm%$e!I4jh$(iQ8:2Tz7,`/%}I0Qo1"
-    "&dW!+P^&$zG$wR!F8`U!<8dj3&A){/B7_!0`U!$wz8H8`U!(Uv3(x%1jJ&fl.J3ZR.<4p4<9Z0J8ve,%I!hy,0ki,@5R.,[T!%ng&%o*"
-    "D4vY#%w_!O8%zs-%ea%=8mh-D6bz![18R.G3m#,h&%^s!&Ye2,wY#%wv%<9q#1uh$)gR&_11li%&iu2/yY#%iAC9cc!B9zl3F8~<$p,%"
-    "HI8q|3$_!H9~<$fu6I9~<-TS4!x%1R.W83R.0mW!%v2$P(D4|d&%Q[2%IC2ejA@2sj$2fh#<2ZR(!m.-fh#%]`!%[+[53n.$q;7&oe&<"
-    "6j$'q;D2xS!-Rq!G8m#-T'C7cL[53n.B6e!I4pe&A1hw(G1iw(A1t#-;%y)C3n.*`[4F9q;B9st3C9q;$nU9%_!1Rq!$ZW21q;$|!)q;"
-    "J2Rq!A8q;1^g#&d3%d++r;;6q]'%IZ25oR.%ey$2^[)U63=$b,,vP#A1fj!F2qR.#[w!'uS$H6zf!.x^26v_!$|x!H9rR.;4t7F9rR.<"
-    "4l;$_T),hY3%he%!v]81Y4&mm(]91v_!&uK>8S{.)W4%l07&|h&&w#'fY*,ey!C2Yh$v 600m#,l,<9iT!>0D(W4<6xT&%v_!1}h&*sX"
-    "&!te8-k3>9P#+;>2i$)W4&Xa.$`*-z]'&do.=1A)in/@3_!H2Xx'<6;H1;$n#)cd!C2sW(T49[~.K4v_!%w3^95v_!%jh$$B2c|#<9o]"
-    "!G7wR.;4ci#%y)z 497P6&I.aa8#kp!U34wd-G6R4/~0%Ut2^26xR.;4d+&m-C7wR!;58g49%ml)%l[$=0ml)E6R^*D0P1G2m#,Zz%$d"
-    "'%Ls 275P1B3e!`50pl)X13lj*F3{Y'&fv/_75P1<5S#+P1#xu';0SR0F4P1$o|/=6A)P1B8_!H7d0$b2H6;$`2A8k%1za%<5qx'b27|"
-    "R.=5w'$_[!,Pd4%V/'I/V/<8V/G2kY,6V/&VV!F6}R.r 504s+[83V/%Y$7%Pb.%Sc#=0se&D6~}!C3~R.I6m#/p-)gT*_34p->9_!,;"
-    "$r]&86s('[f#$nu/$>'Wt#)t+#~w%*}y*b35t+@6t+H8t+X7,T&{ 506t+>7t+(}**cS&<5Rf1F8a~/;5p&%~-J8Y,%kc%Z09Xy&=5e'"
-    ".i@<5X|/;,J2Zy3${k#95gW5+Xy&Z70Rw&D7mz!/sx8Z73Yy&D7lT!F4ez4#nP#(W#-_T!2xw**V6Z9:W<%}-%nz31P]#*_f#0{}DC1`"
-    "y&D7~r!F4`X3Z72ay&D7df!_48R1>2g$,s##`<]12gj#!u%0`mB$j%(u7_13p&)u7$fg&!I7#}S+$lh!=1b^!D7_J,wd(7;_)+{P!&d!"
-    "%Qb1g89(d!E6Sz&7;g!.]z!&hR0G9{tB#YG'ou+D7PM/y{GX78T!-X+G1YbE$g$0K'AZ1:Y+>7`&.Zt&%fW#^17Zt&n 518h*<1uY63a"
-    "(%MG6hg$&y+'(*rz&&n),f$$cT+(=G0Xu7$y&/w**{&G2w*@8Q$+Pt;$REH8xP8$__5%UW:*s(O9!s(%ym$_19s(!sQ0%~{&]83>%je+"
-    ";0`{&D8`{&#S,>,N~ p81(s0G5z&>4z&(lW!$svE$Tm(I1^g!#uR*A1cH iT9)fF&hj&.Sa1B5xh/!VlG(xz&$QX-n!523]V.-P%>9ZW"
-    "$.zz&$>/aW-G4zz&f84an,!cZ97$aW-x#where[W-!97#VW-)BO1'BO2'B2vV-)BO4'BO5'V#1gV-@9USIt'16 %rs<14zV-u 341zV-"
-    "a85wq7!gd&H[}'I]MJ6MJ1MJ7MJ2MJ8M0hV-K6v#0cV-K6t#1^V-!gh&0M7'XV-%daD6XV-;4~W76XV-!^p&7#XV-;4c}40B>5ik&7'z"
-    "V-!Vk!0zV-!`h!1zV-$ph,$jP.#Xq+2zV-%JF6zV-Q3_mp!,p_#<6m~+(Zl+#qs+K7{g*@,SS4>uyt+7(zW-^71S[(%Z#/jQ7:3vb%+Y"
-    "B>3zq-I3m`%$~h'G7R}E X#1h|E#si/*x!0QW7#vS!!S`A-zg'<3}c$C5zg'b81a[6S58k~E,^z/%_y,`80zZ-#cq%!^#G1]n&:3dP#("
-    "bQ%U94W#(bQ%(ns#,bQ%#z[#<3zx4*Ph'$Qc1]96bQ%>9mi6+bQ%&eQA/}g'$nS$E7bQ%]81aX-$n[,&S^=%av9%_a#$sqF*ff&:3n[$"
-    ")h+U0,Z%,l!7=g#'|,*|Z-$hr#!d!2`R%N0hr#%zk%/hr#&Pe%%~j%,`R%(r`%3`R%$oV#s 585hr#%`a%&s%C2d|(=5~S$7%hf(%_[*"
-    "'}T3*Rb&:3}l%(ik!`79m#,W~!<8Q~9>6D(_u!;7hQ)%e!G5QU3W3_`Y*:3ye%4hr#e22hr#~ 795thr#$W&1hr#$Z&(hr#:3ix;*R-%"
-    "ns1$zj!C2u[6'RY%F9hr#%lw,%RQ%2pb3<1gd$/nj'%Tt$%y)!Vl$0rx0%Ib81w[-=3V#.z[6%ab$&i,D3gh!'Va$7%{/>1yj$0oo&:3"
-    "ZZ$*{/G8m#-h&$`S+%~{5[31{/B9e!G5Uk< l#@1`+O1 dq#e31dq#~ 796tdq#<7yy6H6;D9dq#!x%1nf#=9Pa12rj'=5t6&tf$,R.%"
-    "mo$%x{02Xc#%b])!R.,`p#&d+%o*D9R.%n#O8+_v&!P!0_v&:3rl%(R.=8e9(m#-~}!#D%L#n|C(Yh:$XP$=7TV$I0R.A4f)N3uq#e39"
-    "uq#Z79h`$/uq#+R.$Q`H$H+dm*;2ap9$_!0Yx!$W&H2dm*$Z&X21~<2~]-!t]$&R./qs#%fx#=8YW$,U;Z46`y#Z38xU&>1TN2lKW47m"
-    ".,`R%%QR$&[+C4Rn%'R|#7&q;>3}w#G0tv&:3ek%*q;G5m#-T'C5cL[47n.+S%b60q;A7R*N6|T#_47n.&i$+n.Y6,pU#.n.'{f#$A)n"
-    ".B8_!1q;$;H6n.$}/*q;J7n.)q;0`R%;6hQ$=8f]$,Wt+<1Wg$&Wa7+o.$~f!J0ni'=4=0u~&A3Wj4:3ti%1bu&>3cX!G5xg!(YZ#$RZ"
-    "#5v_!;5Q)G9v_!m 608g[#,bs8A0fQ!D6`T3%ef4!G3`R%$QU$s 609v_!=6n;%cw$+az#;6TW$O6&^T3%t[<'^T3*dx&F3hf%v 807m"
-    "#,l,<1]:>7D*W4B8e!G6aT3A3hf%I3hf%&on2F6Yi'%^g!-v_!%PY+=1Y_)+W4%|y-=2A)zU)B4_!H3k3$wo,1cC$vy')cG,b_-r 613"
-    "v_!C5pt4;6b9!I,v_!%W{$$B1s-U61T~$/rt4;6TQ$%y)z 615P6%IG1Vv1<7R40_i1$R40~0%wR!F5lh's 617m-D9P1%r$7&Tf2%H'"
-    "Tf2,^~!,m_-;8l5*m#-l'%D>9D)P1Y10e!x 619P1)Vy!/q_-$ki+#P#-;%b*C7P1X7,ax+F5P1$R/=7A)P1B9_!H8d0$C/tE$Z&>2dV"
-    "=:3|g%/S/%mw.b26lh';6t5%P(D6uy.&V/&I/V/<9V/G2}|&6V/%r{(!V/+~a!r 622s+,r{(;6uP$O6'}z.%k%J3cq&:3bX=(`R%;8T"
-    "B*m#.p-'jP*:3hT=,T-V30_!-;&S#*`R%%k}%$sd'H0t+$;)bA2d`-<6|b+!t+0m^!$U1%T&{ 624t+>5t+(}*+^>A2g{-,py!Pu8v~#"
-    "$S$U62ipK P* dP$$am&bs4_m&:3bvA'}j'$mc&%fh#&}j'$fp2%gk'-RP!;8gU&D4WT<J1]X):3`^;'~i#$TT',~i#$fR'!=D-jX&@7"
-    "~i#C2VV&%XU*D7~i#$ts!;2s%'~i#'uuG.~i#%XZ&F8~i#F3na-<8Xa!$hi#D6We!D4hi#U3,s$g454P#'P-*Qi#$jk2!Q'1YY!;8](1"
-    "YY!%V2/YY!%|f);,I,ye2$mCL3Sm4<2zd&]63Tm4<6QX4&{l$+bk';6tf)O6&tf)<6H3}b& c'+Qi#<8wi!)m#,x5<3D>5D*XIB6e!a6"
-    "3bm!A3uh!F3Qi#&[t2G8t]%<4jC*]X)$pm2$>^24YY!$xj*%H+YY!$Z2%_!0YY!$}m!H4YY!$Xo!A4YY!C3Qi#<6VU3%Wj4C8j[&T63T"
-    "-.|m%q 295`.2wl5%Vh+_29bk';6_e)%y)[63Pi!<98$I3}I&q^&F8bk';6`*&i,D9}I$e*!I7)gk&!P!0gk&:3so%*{/G7m#,h&<4pm"
-    "#>7D*{/B8e!a64Vi!A4Qi#G4Qi#@4t#-;%P2+Vi!#lU)$>*_b'$A#~@%H+UX!$ak9%_!0UX!$p}!I4UX!$|!)UX!I4Qi#m 643~-2UX!"
-    "<4iK$pb!,Z`)<3[X#%bQ32tk&#tP1%R.,QW!%tn-$o*!gy0*R.$X07&a`)<6H'r]',Yv!D4Qi#%de!)m#-h&%v.>9D)R.Y20e!a64gX!"
-    "*c8G4Qi#%g_-G0ih&<5~<+Xf!$gl0$Pl)F5~<$|W)%H+~<$}T+%_!1~<;9a!/;$j_%B5k%2Qi#W48R.0cZ!$k`)%P(s 648po0$cZ!%}"
-    "^-D0zn('VT!3Tv/%e}4!m.-Qi#Z50[+C1Qh&;6W)!I7)Xv&!P!0Xv&:3QV&*n.G4m#,T'Y52|Js 313n.B2e!b65q;)Qi#G4Qi#V55P#"
-    "-;%q;+kn%$gx)#>^25q;$a`#%H+q;Y59_!1q;$b/0q;$oV#B5q;2Qi#A5q;1Qi#$xf)%Q(D6ix.T83|+%[)C2o.$df!J3bk'=8=G0uv&"
-    "A3]r&I3]P>#wt&K4ut&$zf!(v_!g60#v_!<3jhK0S`M<6ra)F0v_!%o`-$p&+ZY#T3284Un4<3sU+]65Un4r 657t0[26W4$fEO5&bh0"
-    "$[8>5ch0,xx!,x|6v 826m#-l,%]:>6D*W4+S%a65PX#A5Vu!%eiC'a2U74a*G3Qf%$Sl&D7zm-%X:$nZ))qk!e50zr!C9zr!J7zr!#i"
-    "k&!=,zr!B7zr!+[s*$VEF7zr!$Rf&E7zr!=5`b1.zr!%v#/zr!$s%*^q!B3zr!D7pMD7zr!V6,v`C75P#'t*+zr!O7$zr!$wa/&WsG*S"
-    "4#]!!d!,S4%`o($i+D9R,$8L8PX*<3yx)]68tV/;6lp(%s%!Z^L)S4$ln(!I7#S4$[H'lh6D7[HD6zr!_34m#,S4%`V>V34D)S4%ls!$"
-    "e!G6sa' l#)zr!G6zr!$i(_35f~''W'*[H$Sl&$wl&F8zU!$jW#%H+zU!$gc&%_!0zU!$kY#0o{/$Z&X28zU!D6zr!<8i'%|o/+af*T6"
-    "8T-.YU,&w_/$B1V])<6YU/_36f~'<6Wg=<3e!a6;mZ/&Ib50eY/%ZX.F5b}';6gh%&i,D6we!$fb%!I7#{/$xD>8QZ',d=D7zr!$az!*"
-    "m#,h&$fd%%L!D*{/B7e!a69y}$A7zr!G7zr!&a_//we!=8i$+{/#^A$u]#.xx;:2a(&H+XW!$Wy/%_!0XW!$~f#H8XW!$|CA8XW!J7zr"
-    "!%|i%b36b}'<6Vi%%VS#,Pj%%gW/%I!q{L0R|.@3R.,zr!Z93o*D7[e!%ti(7&Pj%$gZ'>6Pj%D7gW!D7zr!_38m#-h&%^<>8D*R.B9e"
-    "!J6Pj%A7c8G7zr!V90P#-;%~<+Pj%#{($>!Ze'+R.$w~/%H+~<#^(&_!1~<$m[71~<#b/B9k%2zr!W96R.0zr!%qx>%ec0,Pj%%kR/%I"
-    "~ 3725zr!%X|.!m.-zr!Z98[+,WR@<6uj(7&lj%&j$J9oe':3YQE*n.G3m#,RZ@%lj%%cL[81vR@B1e!J7lj%A7zr!/{|5%sh#&}sD);"
-    "%q;+lj%$|T&$pU&F9q;$^v%%H+q;$`v%%_!1q;$P00q;$ro#B9q;1zr!X70q;0zr!<7mj%$Q(D7mj%;8j~!%IC3QVC$k^!!'/zr!U81="
-    "$b,-P[$)zr!F7zr!;8f`!&a!G2zf!(Q$O0%zr!#W7`30zr!:7fb%!d!+v_!<7de($p&,xe#%iZ&L0Tu+=3jy/E0Tu+Z70rZ!D3ky/<7l"
-    "f7O0%re#<8w#'t(,|Z$D8zr!H4m#-l,$]:%oV0E9~f@B6e!a70re#A8zr!/xp8%ck8_32v_!b62rR$$~a$;6]^ME1W4;6c}!=3A(W4Y6"
-    "5_!H4gV#$cnL0cC%cuL)}/D5|[%%ok.%ft6-rR$$Y&!I,v_!B3v_!K6oY1<2nw10v_!$Za!%u{!z 662{X#%IF3fS($tj(&SX._71}V#"
-    "7 zS2_32z`!Z64iP#D3z`!%}R$O6%VP)%vU!'ze.D7d7D5|[%$VZ-*m#-l'$_0%[{.E3su#+mT#G6f_1A3zUA!z3.{d'%rT0/rZ0<3c@"
-    "+wo!<3Y:$}:-P1$j~#&H+k^G#P9&_!0P1;4C0P1#[6B3|{%C8P1;7Tj%&wo!C9]i/;7uU%!I,YV,%mv)$B1]i/T71yc,_01QG%}W%$z9"
-    "z 710QG%IG5UYD<4SEG1gY($SE/jr)%Sg7t 393P1<7ly%<4}q.,QZA%po/O1&^o2$Q'>1eH,wd$D8P1_47m#-l'$c4%jj-,Tg7;8Ya,"
-    "%e!x 714QB)P1/Yz8%pS8_33{p!$s|#C8PZ3$~v7$>*`T*$A$_cM=8A(QBY70_!H9eA$Y!0uU!$^n%A7xd%2W|8<6q_9c33{p!%qY8<2"
-    "_v1L7W@N8W@<3W@0Yo>6W@%Vh$!W@,Pr!Z69t;D4Pr!%[r#O6%f})%Xb+=7hm#D7h2D5}l%$fk%*m#/j^#)T)_85q=>6q/-;&Z1+q=#i"
-    "~##>u 306q=#ri#%H*p-;3~a=%_!0p-;4;0p-$rQ(B1k%1p-<7sX&x 401p-<7_X%$q4E7vX&&w;N6w;<6w;$`u(O6+w;&sT4]93p-<7"
-    "R}$%e8,uT4T71r$7%uP$$k`#>7vX&D8ql#D8p-%_j$)m#.p-B9u5/oy%V71P/-;<2t/*oy%$U],;7_{#0^X'$Vp-A7^X'J6oy%%Qb1!f"
-    "80`{!%w#<3qt9K1f8&I)ga#u 61:xq(} 731jv(-p#&fY!#W#,jQ/)T})D6Sy+;8Vm$=7f$1m6A9ae!/|}-n 311[+-;%gJA7{)$bf4$"
-    ">I3Zb'#[-B3Zb'2R|-o 719q4/{)<7QP%$Q/z 719q4%IA5T/J9{)N3i~(-p#&bR!7!{)$c)d21{)>3A(s)1^$N2yQ)-^$%cl8I6^$%]"
-    "~.$l#,a{=$tb&n 732A)[dB${Q!%V%-a`B<2xS2<4ku(,_9$W:'SW1[88o{(.{]G;8T-']a$$pp,'iq),hj#a96J)jl($__$)S)_5:fn"
-    "2$l{*D0`'%`<$n._26m`&%wQ9s 27]_!%^v.>1_!(^k);8X!98]k)_s5|!=6|!9+bb*0^!R+1`!0^$>7`!M2`!:2`!G7`!>8`!M3`!#_"
-    "o)CsXu'$lvH@4ZV#+j)J9qu3=0=G0]WE!g*)t*/cvD#g]#'Tw3-VZ).Wg*$gZ#K2{y2I9e,%ga/'e,G9u'%j;!`U1*_!D3e,H9e(;4rv"
-    ")_s9wZE3_%<3_%0Uo&&Uo!c22j-l 423j-H1veE$f#.y!>1y!M2y!$T.1^O!w!(c7J:}gEb67}gE S!K5~gEb67~gE S!/k.)nq>-SZE"
-    " S!H6e`)%]{794SP>/dQ*R42Z(~ 316(`&*~}*$f(L3R#B8Q#~ s13(Q#*aP$:ubz)%ca>.R#[16S#O2(S#*ya!&bGL0T#%iS0$T# K)"
-    "o!G7hQ!>7yP%)niN$zd!J7|W*#]y#+jq)D9Z_!J0s%(ux$F9nS,D4Y/C4Y/F9SoCD4X/C4X/F9yqED4W/C4W/_99V/!zk,:[hR:2V/R2"
-    "1w8!cY!/P[)(`)_98U/L3P#B8~!gs3'}!H7R/5P%$Q/&P#7(~$H9~.=5v|,-R#$~.%R# K7&T#/`w)O8 ^w)K2^w);7pQ$-ck4$Zq-C2"
-    "_P#%aW/M2WS6!Z#/nR6D3nR6>7Q#'[j%;7at4-Yj%$xm%=2ln4,nR6E7SS@%ye474nR6F7y_0%V'(wW!V21~$(J%^Q%.nR6D3nR6#j^J"
-    "1nR67;a#%W#*rj%;7zQO3wg($|d40wR@#doM!a!,Uj,A3dY(.gg/%}t/4{x-;1tZ$^43zx-%pj$%aV1O4<qf/%]$I9oR6D3oR6;7d%)h"
-    "#3mf/%KC1mZ$D7{$0lf/W3_{).nD>7y!,9&{!*ju4*Si;-Xf4&Pi;#=(Xf4>1X!0vw-$u%`79:#U!(}p!-bP/${~D#_%D2_P/%gY//[x"
-    "-)Sy#J4kP6=4w~&H1qf/%rn9$pi!,s~&%R`!%HJ5qR@%S]9.zw#%R`/%z+,jr!7/Q`/%GI6pR6E3pR6;7Q1)i#3}_/%KC2tw#D7x/J4j"
-    "~&)|z!.oi%&|d9.]h4%Xy!+dt4#sTE$ls@-Z/(x]EC8d^E@6X!H5o.#dt4/RY$$z%*P|#1`i%=4X~&2pj#%s_/%m'E4W~&%7%c[*2j}&"
-    "'e--u{.B0W*,ZS*$X~M#H7(pR6>4e}&-nu(+e-%~Q%(i#3eb/%K-US*Y42c!K4a}&)ct'4dn@/QS*%kT#g39kdn@$w%0dn@$z%B9_n'2"
-    "eZ/>3e-0Pw-$S|&%m'D4||&%d:%{|&+~Y%%ZM5mt)%ZS*_13{v-Z55s*-}h/%}X/O5*pR6>4g{@-me(,g:F6i#3`a/%K,TS*<7o@%lx1"
-    "I5g:)fh%5Wm@/PS*%p[%g41kWm@$w%I9g:#p!)g:2iz0@5g:1cv-<5h:%gh/+h:;7W~)%I,qR*#][!} 320pR6!</pR6Y3_~v$73pR6D"
-    "3pR6$fu!4P]!$ls@2~U/$;/}U/*bO-oc/${-L6Uv-<5e}!F6Tv-Y62R0[52zU/$y(7&jPA%a}#'jPAD1Sc#D1dAF8k#-|h/%q2=8C*b3"
-    "C9S]!H6ou$)ns)/ms)>9{!2mo4,U]!+dr@.ph.+qo4,q{L>2[!1dn4f74ps@<7vb4)c%+fV%;4y`%%_`-+^]!<6['/XV-B9z-2qu-%^w"
-    "$H5vm1$`v$%j)D4Yw$&^5%I1hmEN,wR6L3[t5%]v0.WT+%se/%X--q{1%[k17&Tw$%`o!'Tw$D1uk#+ZV%<7gS!(k#-z}.$pQ!%jY$,|"
-    "P!$u5%c!a47gl#(n>H2cd4=3|!3er4Z74^f/,qt@.nj.,kr4+nj.%hr4'Zt@-R0%^q40rD$Sc1*ig#3`V/%sn+3qn1%`oE%q<c72x.&I"
-    "O33US65x.>9x.,t_!%xqE%i+,rQ!%ae1g74+US6#ajH/US6E3US6<7S_!(k#-d-*sm#M9WV>0W{1%|n%C5u^=/WV>.h+$zn4(m#2vr)<"
-    "4c|4K5[l1&]wE%wa/L6h+>7h+'r*,[s/)yh2,mv!$]y#$rI^78tr)#~k$=slh!C1Su!+sr)$[v4%~c#'r^0({v45a|5&^[K%u]#=7u]$"
-    "+W:+pr)%y{D+he#'l~=.p],#b.$ke#C1VTF%W!.S_0(tP>70]V6$Yi4.S_0%q%*vc#@5^e#C1^c!,mr)$]e01^V67%|!&u,+l[,$y}#L"
-    "2bn,%hm40{W!%|w4/|W!A8uo&-~c/$s_'M4{w4<8^T$.zw4%Zc/&m%O0<Yc/<1u#J6Qw5[3_er);7Ym!)k#3Wc/%K[80dHB7c!0Vc/X3"
-    "_br)/ar)%ux=e80ux=Z75Rw5/ux=,{g4%fh4&A){g4A2_!H2SX!$a{1H2SX!$vw4)g]!,_r)<4`|!%tT!+TX!%]U0/uw4B8Qr#2tw4<4"
-    "]_.`87u}.%nQ!%xd7,f_&%PX/%{dF2l`=$WIG7zc1%`^,%],O9<n^/<2f}.J3{x5[3_Ur)<7aoB(k#3l^/%KD8|y!%fs!%c}!H9jg!)R"
-    "r)/Qr)%kZ<H8pp3%p#,iv4$W|=%VP>.l/'}}=$A)l/B7_!1QW!%yP>0;$t0(QW!2~q)<4iv4K8qc1%[s,%xv0,hv4&]_/$v)1Tp.%}~)"
-    "G7ib1%R^,$e*,{~)%e^/O4'`u4%~_/J8]x5[3_wq);7mT')k#-a&$T-$K,x~)q 761c!`49bW!)tq)/sq)%g}3/u~)%f}3~ 758t~{=$"
-    "S&1~{=$W&A1V|*2qq)n 500t-1e~.$r'%WR#D0pR9&}~.$eS$+[{$@2YM3qV6>5b.,Tf#;5aS'%S+]10wh/&d^/7%d.$up*b03dz5[3_"
-    "mq)%ZI*l#-Q'B4WJD1]P*;7VV#%e!!{lN.f.)q6M6xz=| 105yz=~ 760tyz=$U&1yz=$X&(yz=b3_jq)W50];0hf#=5_[>%_+D5Yh>%"
-    "~*$uh$,YP*;2qb!2iq)(=0bU6 c]!(U%.lf#$bBJ5_P6#pe!)XX4O8#r^!%Wd!I3`j-$xz!G3`j-%gb/$m&D7qV6%~x/M8qV6<8gb/-e"
-    "i8=5tr!%aQ6D8zr.%e07%[V#%VQ4=1[V#C2bw!,eq)v 767l#,h,<1Q:>7D*~3B8e!I5ur%)dq).cq)$gY3!^*/cq)<5po5,SR6%lu3$"
-    "or!*Wv-K1kq!+aq)$hY3-kq!(f[3,kq!B5kq!D5tU3<,D,V!'bS=+]g4$|^,1aZD$be=/kq!F9[c+;7rT#G8p`5[3_^q)%n~+#[b+72|"
-    "!&l*+kq!O5$kq!%w|31hW3<5{%.lq!B5Ve+E5R{3%wR35Ve+<1Um$F5Ve+%QU9%p%#gx;(w3%R^97&Ve+&Xb9J4Tn5[3_Yq)<7vp7)l#"
-    ",w3<3D>5D)w3%Z{>%}v11Ue+)Xq)N6hW30xq/%hW3D7am37ghW3$U&1hW3$X&(hW3[3_Vq)=5|^%%UPE+av4&yt8/Re+%sh=%[.2u`A%"
-    "Re+_15Re+%^i8%v)D5Re+%YgD&I2ad'!l1$j}D.T}-%`S%%f,[57f[I%QR6O0+`iD>5Re+C3X=,Uq)<7ce#)l#,g&%[y$%pd%D5We!&b"
-    "_H(]S9-w/)Tq)/Sq)&x_De57rU3~ 775trU3$U&1rU3$X&(rU3b3_Rq)<5Ue%b15}d+'|`8%di7,Yt3%W[3%`S7K5ru4@5}-,P}-&`b8"
-    "%^}4,od!&ib8O5+PhD>5_e%C3RW!,Qq)v 779l#-g&%r.>9D)}-%yjH%]_21be%)Pq)/~p)'``DM5PV3D7bP>/PV3+}-$pQ5(R[<)xY<"
-    "A2_!I7v<$;0v<%To2(v<2}p)o 548}-0Xr!%]n$&Qs7,|:C7xr7!v[=73Yr!%l~)!i.-Zr!%yb$%X+,m~)<5uh.7&cf%%gt4'df%D3SR"
-    "&,Zr!%YY$)l#-yxIC2VL,l~)=7ivH%ZU71i;)}6/Zr!&r`D/YP2'g$+j.$wc3%T^3.j.'{[3$A)j.B7_!1i;$;0i;%X|2)j%2Zr!A5i;"
-    "1[r!%wf%&Vy7-xy#%x+%X)+j~)$gm'J2yp)>3=0Rf6X3_ya)/wp)%ex,2`]D#af!)|_37%[r!%dYJ1[r!$Rz!G7[r!*rd+D5rd+%icBM"
-    "5rd+<1yr*F5rd+%Tl7&n0-Q[J&Wg77&T|D%HJ8cbD[3_up)v 786l#-h,%T:>6D*P4+R%I5qd+)tp)0mbB%bj6G1c_!%oU!,VQ$,os@."
-    "}]8$rs@%st5+}]8%Wh5$U[50i]/$^P!I4`e#$w]5(lk$,rp)<5gl6a16WQ$%wS1!H-}x7*b_!I1gd&<5pr&`12b_!<1`a#$_,c14TX#%"
-    "IF7hn-$ax#'}x7F6XV#0}x7&u~D/e`!%p&%t~!D2e`!%VU#O1%gm/%P{5>1cS0+]7,op)<7}N)l#-j'$s_!%gQ5E2e`!B0e!`51`[')n"
-    "p)/mp)%Xo3H1TY9&hT!+^o!,So3.y0%qz<=1A)w`3A3_!0y`+<7Yb30y0%Wb3(y0,lp)%^m7&^o!C8ea+%fm7G5mQ*&_^5$B2yi:%mQ*"
-    "_19Qj(<5uo#%pc$,mQ*&sF%I/igL$ax*'zi7F9wD0zbB&hU;.lQ*<5[j!%d=,TfA%eX7O5&lQ*&sk5&ej#C4]c$,jp)=7ij$(l#-j'%`"
-    "RB>8D*uA+gBI5kQ*)hs&0rkB%Wj!H2V{5%Y:+bc!,}VA.]]9%QWA=6A)uAB8_!0pR/$}c!I4cU!$}B)ge'1bj%U51Y~73ap!<2n5$f*,"
-    "S~(&|>&I/|>Z8,yY8O8*|>&jd;G1dq!%of(%k;,n`*=5TZ<7%gP,&~V<&W_%D2ca&,gj%H7l#.u]#(yg%H8`}3>4j/-;%ccB+{o$,n|3"
-    ".k-%i;=6A)g=B8_!0k-%C0k-(tr3'c21k-=6aP53cm2%dw#@8Zj52m;M8m;$`V+&bp)g41)m;<2Y]*_18bm2%{I%{Y3,Y]*'sP77%p~#"
-    "@4ps6G0cdC[3_`p)v 790l#-k-)_p)f59w^Ae35w^AZ76ap@/w^A.[8$C(X^#2]p)=5ok'K2nz!%`P%%[V7,{oA'[8>4[8'e71Pd)O4."
-    "[p)%Uo;%V#,]Y0%dr;$s#,lc$%_~&@3zz<.w)(q$0Wo6%wl00pzA'y+*w),PV40w)%vn3(w)2Xp)<5Uy)c19Vv2<7jm0%yR7K1h4&I)f"
-    "#F1V^8=7~P!7!y(&r|62y('c[7(vV!_92_#$rU$2]#*UQ2,SQ-&br6&j[7B4^7%S~#%qW!-wc3&Vm6B6Xn) ]{!@6]wC#_sJ/V|7$el("
-    ".m-*dy0M0qU4H8^{($</T{70^{(C4qf!)ox&O0'YQJh&strided_ZxO1bT2)A7#iT20I2QxI0IO2.IO3.l#O4.IO5.IO6.f$O7.IO8.I"
-    "O9.I3rQJ1J7/r)O1/s)3xQJ1JO4/JO5/J7/w)O1/x)`18Sa2_54Sa2.{RJ_19~g>x 315{RJ>5jh*1o31u}Ig52#T!0dkH7%W#0Sh>7%"
-    "U#J3Z$O3#T!2VSJg54#T!J5T!O5#T!0StH7%]$0StH7%Z$H8R!7$X$H9R!O6$q*0ZvHg57$S!1v+O8$S!1w+O9$S!1fl2O0$S!1nl27$"
-    "S/1x~HO6%Z10u+O6$u+1z~HO6$v+!YP>7$[aJO5'[aJO5'[aJ,bbI3pm24lt>M6lt>$Z^$>6lt>K6lt>$J^51pm2@4xXN+lt>4Pn);,c"
-    "f>(uj)<7`Q.1tW(;,^o2,qr27([n2Y68~x/)RV.'z^>'}S./}]K94ot'&,I:]q)$rd+(y)]79smH>7sk6)6>6sh#(6W8,ql6B3S$B4qe"
-    "I%b!#y(-Xm+$bW##FC5rjI*j`Jb70t#>6c&J4coIa53coIr 4_6k$V9,x!.lv.A7~]6+jv.&w%#af)J2k$>9k$J6_nI]53_nI'{bGB5}"
-    "$B8}$&ua6!g!.n_=@4Xq#,otB*Z&'nw$s 4_8^x%*ggJ.ycI%h&#q*#bk)-w^I%Qi$$Ua>&_v)*EA8q$&ZdN.Uc9#Sw).Tw=A9j$-dbI"
-    "A8].#iq#!k0*E@1j$#]h%E8U&%Ty##_})W1,kU=*j$<7wb)0xqH%axH'u{%%A%mp3%YxHG3w^H$Wy#%st&0r[@$TB,mp(%VqH&t]8/ga"
-    "1%ppH%|#H4[_I%_!,r%&cb%>1A)UfH%TqH%@D3VfH%^eH&ru<1to)>1Rw#C6dBF7P]4%s=F1`d)_4_h~:C8l#'}d+%wl)C3~42{Z>94]"
-    "f)/H)2#v<'}3G1ge*%wg%-ak;%r`&$u&N6oQ([16vd+%d^%>6]!.fm*S16td+G1z!=2z!3YW+U16td+0kX+>3`!M2`!=2Wp*4Ry0 `!M"
-    "3`!$go*+sQ(%w^$D3td+&P`$7 gZ>b18gZ>V4_g}0H4u~G#qk&J4vW)#o.-ouM$Q!0n8$_Q$,Y,*gZIf69~o+`8]_p*>6X!.S(=9vo+-"
-    "lU)2P%;2P%N2xp+K8Q-@9tp+-oz(#^#4[q+K8d-@9Wq++h[##p!'}7._*C3~7C1nR!L2~s=b52yp(94~[),XmM&yW!G4on(v!4_23S{*"
-    "&cP=2qT+#Ua:g86%T&+rb6*Wp+I7P(=6bo+7$x!H1hT+J8y!$fT+=6qx+7$z!H3cT+&o~HJ7aT+$xf:(b}7 v!+mq7@2uZ!/ogLH6kf!"
-    "+WEG2}$(^V+=4dT).fy*C1QT((]|6!Rn,+`V+;3|X5-l!$V%,`V(@1rQI.aV+%ggNF0QZJ%Td._14hr=94W{;(iw==7m#(QZJ&gy=,QZ"
-    "J@9Xz#B8tn#=2~kN+iw=&SZ*+|}3#Xu,N9[q(^90yPF0^ZK(S%(J%ZwHG2rq(94iW()xd$U6,T%g30Je#&U-^8:_~=!a!1Yq%<6l_*/Y"
-    "|H$;/X|H*~^F-u~<&nt95Uq%%X|HF7X|H$ya$%k%D8PaI(V~H7)Wr(c17Yj=| 4_3RdD'k#-oSG&qSD&C2PdD%c!G0X6'YQ-_4_Sa6%i"
-    "yFM8pzIg78lpzIN7pzID8pzIE4`])%hSI%c8D6SdG%x%/^W+*eQK2bPF=1__6H5SdG%zd.$ei!-be7%gz%%QW12gP8%^v$G7~bGZ5,z,"
-    ",~bG%R#O5+yq(@1by<+xW!-_iJ,`dD/go%%neG'K,_/D2~/0bR!@3gI/_iJ%rv3M7h|IO7ph|IN8h|IE8h|I94[f>0i-%{l*2__%&mp$"
-    "&r/,dW+%xX&%Pu22p^0'k--paGB0[*,V^%%abG!H7)pq(>1ry'C2da!-lgJ%QZ8(k#-bRG&gn6&C*k-B4c!0h_,@4ee>H4ee>&{{IN5{"
-    "{IO8v{{I${n!1{{IE8{{IL4ygJV93t-7!uYG&Pe%,Qs;%^ZG%`j@+xq!>7oL2Rt9>3`.-^ZJ%af3<8yR,,a.&fw%7+mq((xRLC2gl!-f"
-    "hJ%xL(k#-|&B7lID4XRF'oX2$n#0|:@4e`!H3eW*=7|!3PX*Z28i~7&^W*A,ZQJ(]e=+VX*+T;%sx=7 Q^H$Zf#I0V;$U~)(V;3ohJ@9"
-    "V;1^ZJ%W}4&rR&J8P`2&[`:+f`(%nq%O6 iq()VG,ot!@8T%K1iq('e}3^24ue!)]P*O2#R^!$ve(a12y`G%mQ>/y`G)Re%D2XV)%uiE"
-    "M0ZX+&sx9F1y`GB2g0,w~0&jaG7'eU)%u#J3eq(r 4_4]h=&jk6(k#-oVG%_S!=0C)v3%ar8%c5/cU)94q_>'u#6taHN6taHO7vtaHO9"
-    " taHE9taH94oa>*w,A5b^!,n~0%iaGG2k_7$~q#%l+2ql7T07^P30y`G$a)@9_bG0l5'IK5R~&b30R~&#q30P|1%z_'.yQF,gR7E6XTG"
-    "$t.7'VR)%te-J0~}&s 4_4XTG^92k#-t{F%v[K=2C*p0B3c!G2TR)o 4_4]]$/eV7&tYHN5tYHg90t}`*$S&1}`*$W&(}`* u%2XTG<2"
-    "v.3}aG%r'%Rp13hS3'IK5~m&$YdF-~m&4y.%xQ(/eQ1&Wy4%d`*,qQF%^P3g14+{m&@2dg)+p{!Z52qQFG9k#-e-'`S+|!4_52v^*0^P"
-    "(=2~!+tw=.v^*.i+=4g]*'y#2i+>6i+1r_G%[V3D4qy--i+>7i+'r**vd:$ph'$pc#(`eH'Z|=0U|*'[a*/[d# PW!)`eHH8]d#'cW*/"
-    "bz<A0i_&B2|mC%zx)F0bz<'kX*+dd#$vdN7 Td)F3UnC%]k#*cb#A7}c#C3kn!`70hkM$nU1O83}!&T*B7Rr#U32|&0eU!$Ww!I3eU!<"
-    "2</kWG*bHE2rf0=,F2rU+%vZ4^23iWG%]2%th/,hWG%V`6O4+Rd)(`V@C3]i!D5]i!%wP#(k#-gWG%Sy7=8C*sEB9c!`22hQ$@6]i!0m"
-    "x&%g]1N4rVHg97urVHO9 rVHE9rVH>4~sH+xo:%qn(+wmC*dbG+d-B9hc!J2|f8%]_L`91`xF%`z7%~]-+je'%bP!V30a}#/|w*%coGG"
-    "3[VGB1],D9fF%s.g31+vc)(Wl9C3pl!,|tH<3Pu5(k#3t]G%KC9yw!%gr0&X1H3zG@6zG0|tH>3p#4jXHO9ujXH$S&1PZ=$W&(jXH94a"
-    "g>0tu-<4r-3VVG$Qr#%z'D3hP$&s[6$To,2sr#%]k1_83QUGB6g*#ir@)w-&i`G7+pc)>2^u5D3]n%D5w-G2l#3l[G%Ls 101y-+j.`2"
-    "3Zj$@6l_#0ZsH&}WHM1}WHg30u}WH$U&1PZ=$X&(in3L4[sHV39z-1bXG%z|3%^7D9z-%~i:%z)+S{@>9_S!4yU+>9g.-gfH%]i-&V+D"
-    "9jcG%cYGO1+nc)y 242nc)F4{sH%SY2)l#-R'B3_JD1}T<$g[1&e!a24c;)R|%/to!%Rb<0{T<&gP4+}Y=,]Y=.d;,`t'+d;$al,$_!1"
-    "zQH$jo7I5d;=5~t*'v%2{fG(d;1gfH%rw1%~hIK4uuD%IZ10R|L%XT(O9 mc)c18px>o 4_5n2c70mc)K3}oL#ye!)Qr*O3#y^!%Yx!H"
-    "5~jB%dvLF5PkB%SgM%XP;,fq$%gwHM4gq$%Zp7]24hq$&hwM&lc!D2~3%iPKO8+mc)!P!0mc)E4YU*v 309l#,h,&}g4>9D)~3%TW#%P"
-    "_!H5kq$)j]&0YU*&lUHN2lUHO9ulUH$U&1lUH$X&(lUH94YU**np$$e[$%^p(,R_!@5Z^M-mc)){v0!yl47 mT;H1Up7=2c]4%fPKK3w"
-    "5&IK4qR)'gwG^39{30os(&RPH.Pm-&wf4%h-,|m.%|f4O2&z`.%Qd5'{`.C4Ts$C7{R+%~{0*l#-j'%zk.>1D*y0B2e!`25XX$A7_,O7"
-    " zXHM1zXH!kd1)Ss*.zXH,Ss*$fe*=1A)Ss*A3_!`62^0M1hS+$X&A1xd!a78yD%^a.K1Tq7%e}6%|'{ 258Q/M9Q/=4iVH0Uu(6Q/@9"
-    "Q/,ea!%{(&o+,{R!@6{VK7)Uu(y 261Uu(94jR*(td#<3~~C)l#-k-@8zL0Yp)V64]!-;%hr%C1gfH+}~*H4o+=3{~*'z#1o+&al)3qn"
-    "7%bzJ%Q&D2ar&&o+&I)WP',dcJ=6g:'Rx&-c#+fR;3kbO%}*-YqMB6cw&/A&bh#5Uz&'p_JJ7s#@6Vx&[26oi$%y^)V51A(m/C7[dJ-|"
-    "}6&[{I%{T)4reK!I0em(94my(1pg@'Ya&C4~p!H9j.K8[x&$rl!]68^x&'lV-D4_^'I8I)2-_x&_87WV9%yU&J3V^;&q)O7!p}0#V^;*"
-    "`!%bv+>5`!/zf0V74^~05u}0 ]u:3[h0U74pP10wy&@1eR;M2b!>2qu05Ty0 b!M3b!>3Xy0)|q!=3uw(+_u$$^X$J9kx&$_a!(jsK+|"
-    "d!@8|d!F8kw*#Tb!J4gY@#R/,Q!N8mx&$}P5-h,&sy>&h,0sg1&ni*E4zT'%Uq!&h,I5|P'<4|T'G4nT52_%O9 {x&@1|k+3QV'=4QV'"
-    "$rnL^49d#.x!>6x!M2x!%Q.0jr#@9iw!^92]P8C0}8C5jW!F9xc1$mpF&Xy&C5{MF9S{:${U5&Xy&C5nKH9]u0'VsNb46[y&m!145]kj"
-    "+7$Z&H7S^1L8P#B8~!~ s18&~!I6Q^1L7P#$hy&'Q#O7&Q#H8ky&{ 276R#$my&%R#Xd2UT(G9g}#U71dX$0Zz&3vaA_53Zz&f53T](!"
-    "Yd)$oa)";
+    "H7Rt0D4a|-)z${'8:\nret;\n}_V1|$binaryaV1'>7#cV1.GO1,G2gV1.GO3,GO4,GO5,^$O6,n!O7,GO8,GO9,Gg10-HO1-H7-_)O1"
+    "-`)O1-a)g15-H7-c)O1-d)b18jb1E1jb1t 461jb1u 208Vb1x 283Wb1 _=M[x21Zb1 l=5R!I1R! cA5R!0bb1g37 P!H3P!O8 P!H"
+    "4P!7!R$J5X&O2 R!G6S#7#](f7]l^1;,`#6r[1$BM1B;3BO0)sf1!jr#0sf1!Zs#2sf1#cv!#ts#<1b}&1sf1#J^37sf1:1Rd'+h~&7)"
+    "sf1N5ob1#so!G1tW1>1|D:1l|#)am.$wf)-Xy%<1`c)3Yy%@frT%%df,'fk&'cy%#`T%$p!9pwP%.eT%:1u~#-{$!iW$(C.rq'$wu)G8"
+    "sZ'(Tj&#Z%#z%(lP&%lm&m!1;\nxsw%;1}y$ =)_r&,Qr!#bv!2zn&%j!#^^#(q!!X!*X_!#zP#!L es#j!4836eq.(i!X8,p!#dZ!+`"
+    "a(;4V#H8|'@3{+B2Pn'`14xl/&g($ef)-Q~)*D2yp((qt'#}d)#Xs)$iu.*Se#n 1_2kb-%]p/$le)+f(+|$v %f9xT1(o!'h$#uh&+Q"
+    "&'~p&#me!Dfjx1%k])#<!S%%Z~%*zX/$Q])'Vh#&Y%[8,@'P#:4i'# '~_)`p2n**k1%gd$'{R/7 n*${c.g32#p*#o}$} f41q*#]}$"
+    "$p!9p__%.b}$$[.,v*;1w]*M2x*;4{f'0Q~$)t!(s$I7q6(}z&T28t!6q{)$xj!J0Q+m 330dp'+R+;1T`*)B'Rj&E5T+#h#Hp}X%-t4"
+    "#ei!m s64_T2$wc&%dw'){T2#}}(#PE+ZV2#ah!$ZC/{`$<2ms)F0~n!v 1_5|e.%P!*oF;2`x!(dJ$YY&Z936#h^/D0M=9M,YV2u 1_"
+    "5fO!cW.6qU! uV! Wq!Ase#$SK!uW.*SJ;5P}#=7@(~~(&Z%#[j-2y$(j4]5:xe)%h'F3XY2w 1_7p%7!cZ!B9o%;2UR#%z#E1o%X8,G"
+    "C1o%@7^!`58o%!Q*&o$-o%<5o%C4X,<1l-+]7H9R&7![Y!D8R&B1R&D0R&#fn-&GA0R&+a'@6k%^9:X$O8!i_!_15g^!!bi.6R!I6R!7"
+    "!qc!a17R!O6!R!I8R!O5!R!I1R!O4!R!I2R!O3!R!I3R!7#c5 Qh!+Q+$y*$dg%D2}a!X62e5#p}#!sY#*FA3k1#n~#F6l!A4_-#s}#J"
+    "6p><4bY'+o>$`Q)&Wg!^4;sr2:1qr2u 145P&B5P&E6c$*f:#}Y#!`|'*FB7P&:8nU'-FB8P&<9rU'/P&#g}-G8P&$q]#$P&G6P&<2P&"
+    "F7sw2#uo/&Qo%-[M2ir2=3Xq%C9P!K7hr2@3XU&+R!H2QKA8WU!)mU0#wZ!;1[W!7#bV! fi$'n&%r<$d}2Y1]^_$@2_`$(^M#n^*9rz"
+    "q.)]f$=,=.yY*%^<97<)V##`1 _##s(+p& x^$l notUk%=5l#u maxfj%B-pg#U87g#$wi%&;#tX%!_e%*S!&ve%*ye'$di2>0Zx#&]"
+    "`(#{6:8lv%-n%C0eE>4S%(J;4rk#:6gj#C6vw!Z72sCU3,U%g21Kf#&k,^9:Qk%!b!_-1S,#y'H9m4=5^v$,m4$yp%$[R#%im,%>%7#x"
+    ":'i/%y!%Z5h 54+_@'Tw$;1Zp%%l%&}P)%@$7 H=-[s$E6mp$;6{7=5VQ'C6X[! cA!jM%P(F7k#+bx$T15C=7C(Uq$!{Q-)c!/bV(@1"
+    "l|.T1_`z#([p$=0{!,9<1}!#z$#c,#za'#<.cQ!#aZ!$DH0xP%#X!$sW( yp';usd!#w%`92:#]s$@4[%Z2:j,$^{$#`%;0Uc(%=$v|$"
+    "V58[5+fm3$AI9X- n9!Y-^9]z)<6['#s#!jT$(R#;2f(%H vJ.T#<2jIs 1+-^/$t-&y,+w~$;1d<!H7#^/%H=3^/+ng! uh.*^/F9k#"
+    "-b&Y4,KC1^/Z50}/`64^/(`8%_Y.(s.=5{!2nU%q 247^/$~~$%Z]%+^/)sP%B5^/@9X!H8r.#AG7:#z%W99[%a5:e-<5e-#a+-U($f%"
+    "<5P-C5h-%P.=6Py3/g->9g-D8g-C7W*D9g-%Q#O7%g-$Z@=6kQ!C6eo!Z67g-^51k#-a&$:%KD9g-B2c!!mr,.g-(nR!]67g-$es$Gdm"
+    "]%$cq' P#)i-)W[-!a!,l-)T[-$A7$Q[-.W-$;0R<$cu#A0S<I8t-V70t-G8t-;7q%$z'!af3(t-;3QD%HC8tR!>4jL1VJV37`.!mk!("
+    "a.$^q%%Q+Z37a.$`q%!H7#a.U5,P!0cU391n{.*x:F6k#-|&B4gI[37a.B4c!`17x:W71|{!G0a.=5|!-:&d$+a.$vf-%~c3.a.'bX+$"
+    "A)a.B9_!1T;$;1U;=4xR+'u%2a.(V;!o+-d(%r%$t7D7W;%uE$ID3Xa!$Y]!:3c.+yW&#^<!=$X,+Xl!A5T%.aY'$Qq!&[U#^67re!)e"
+    "{$O0#|]!#gM#c_+-}]!$h}#^10~]!$r|%%x-+`j!%r;c78~]!<5i6]78~]!Y79g0Z50v3$fP&!H7#v3$d$=8Wi#Z68v3D5XBF8k#,b,<"
+    "8t9=8C*v3+~$!tv0.v3A6lZ$2Ux1=3gd'D7Vc$2Tx1=3bd'+w% Vv!*i]-71|u!B1fX)72Y!A6~x*72Y!A8Y!$VZ.,WQ+.j~0#V[.B6v"
+    "v)#RY.$:*zo)$}X.!9A6ka-<7Qq+'3#pT$/{a$:,<3}e)#`a/N8{e)#U`/&G r!*A#ta/y!C1C0sX.*|t*$n!*qX.'`V) zp*q$04392"
+    "8Rg)#WI H1mX.#QH#YR!A7a#;fY!H2[l*#V!B7oQ*g73!eX.#[j$#We/#k`)B7jk$#U`+D7ud$(A>6AI3Vr,O4*zR3'{p-({!$}d3/o{"
+    ")#ia)$A*aY+#[b)$AA9g.#iZ+$p!*WU,$XV2<1YX2(hW2<3O+sV2>4mV2#s![82Ze)#qp)#n%+na/$ma/q$B52E7Dwn.#dV+t%3A2C32"
+    "Es`/#YW+#UX+${[2*}s*$k^1u#C93BBWm/#aV+$e!&iV2(g}1$eT3t#F6384}{.$TR2>0_!%cP$2~R2C8PQ2O4!t]*V95_*#Ya/X74e*"
+    "#~`/#l/E9Uw*]97_!E9Vr*#ra-e85iR2=9ct0u!5E34y{1(s-%VT2*gr,$pQ2#~y0b04Rt,#nQ+$L$si10G>3[Y2$fn1;0x|!(FU4,p'"
+    "!Te!(Rt$$yQ2F5U!V6,]!!hX!)V!=7zR2,W!X8,qV2-Vu)&PS2;4{D(v!$o`-e09rR2=4TC![S!,F$j'@8FI1WU.%QS2B0m6${Q2%f$B"
+    "1j~.&qR2$z!2lR2w%AAF85ED]~1u$391FCB{R.$ez1&W~1$W#I6tl-i!C1D9vq'1tl-&k!B5wf-(gl- X586bu&OB%ll-$d!D2ec-#eC"
+    "u%E75FDECd!W4,k!%d!+]q17$vQ+%}j-$k!%d!.]^-#jT%&}k-$qZ-,vh*#yH=3w*,et,$k$7 X`% `8!dv(l$097152sL*lu#$W^)#g"
+    "b%r#07064zo2$ku'+~E#yt''^%*UQ5$c_):3}d*([M&a_) d#*W##fu'+lG&ij-$d]-B0[U2$][-&YZ)(nW4&}[- p~*b18mW4'b24|U"
+    "+C1ng%,fS.Zp1rU2=9Vm-%~$^p1ja0$a|37$oo%'vb%I3lo%#ch%#Yq&G5_e3#o^!(rr%$^d-&`'&uU%=8WZ1,Ua3C1xc!B2s]!$Zv1/"
+    "q!I9oh%-sV5#p!.ib!(U{!;2de24[f!'}%-jh4$gS3&^`(C3hS$I3l#(T]#/UV6$iT3<9Sg4C3t{#/uh(#XW# R!G6rm2>1bh-'R!<7R"
+    "!#YP&C3{*G5mo5@8X$)hd%<7j8 h!+q*H4|z%@5Po#!ei3 m[.-Zb1g14%Z!F2[a6#uT.=3YX(C3P,I3jm!(g}!F3g}!$xT.&wX(C4Zd"
+    "$/{Y(=4Z,G4io-H1k_6W42^-5`(C4~+g35%T' Tq(,Vc4$lB-}85]r4$bT0#n}+,F-tw0g15 f`0]16Vr4#P$$zk0(pl%.ti3#zf4!az"
+    "07$f-E1f*$mZ.99jt6 Z,+aP$/Pk($te3:9hv, S!+|s#&~[+&{}!$~f3:9bp66x1+Uh#+W}0%uX.D4Tv+(o|!@0B X`0!^d()BV1,q:"
+    "F4[X!$|z-A4sY.C4c!$aZ.$n}!q$4C422AW@$Zx-D4m#$v-#hw+S03gg!3lt2$f}2B4~s,&WZ.O6 kt!O8*lt!'^Z.0~Y.gC0+~Y.U50"
+    "d[.,jm2*~% hx([CBWQ3]52}0#P#!qm6.VQ.A3ya.+qi,%~Y.%r)H3nW.r&BD563CAE;;6eo0u 0F0k~3+hT.&W].+Uj.%mP2v#08594"
+    "Q`.X9,k!$d!H8xw6!zt4^9Eph.+xw6$d!D6Sv6,oQ!,d!$Px6B1d!.V&;69E3W(,Z+@6Z+h$3F1999a|2*ww6$q_.$l#<4c[3(^0(lx6"
+    "-[f++g7$q6g66&vG.p`*=4k;$id.,lS&._T)W44yH6~D+P<g31&~D&[y2Befx/+~D+~u0I5B-|B%k:#P!~ p58%|#^75eS$$aT%F5~s("
+    "$lS*-o|$&`v'%rW.-eS$%}l+=3A)zX.B5_!H4xR$$^{#1cb$;9~X((i%C6z|$%ew(#}b&C8z|$$Xu(!F+z|$$dU%$o|#I8uz$#|{%!M/"
+    "YU$$lu(%_x#z 184YU$%IF6sS!#Zj# yv!$vp%F9_S$/^P$$gq$^49~}$%|P(%}{#,gq$%fo7 H7!^P$;7VQ$!Pc##e{#+TX!Z79^P$^"
+    "60k#-f'$QQ$$KD5gq$C6}P$!vp3-o0@8g[& tu.+uZ0V11z2u 40Cln#)io5)lO,TX!=2gc57!TX!@3F4TX!G3TX!<2hV1*J/fi1U13P"
+    "[1.V==4yp57#y6&{}.Ynefl17'U9+}#T14dl17$`#Y3:Qu1=8}T!(Pu1M9u},;2Wl.3u},&pr1B8Vr1I9u},'Ts1+S#M3u},$qq14u},"
+    "&op1A2vp1C4Ya1%jf1M5u},'pp11ip13Pq#%uo1%_&$'+U]2$lz63u},Y25s'&pq1*Vu-=3gt1'|W#$im*E3u},$r~$ S<2Z^!;2S2.U"
+    "d/&hq1=3oq1-x]!-xt!O2'ni!+`b4v 217jc!&rP6O7*`b!S21gy5*qr6&sP6M9`b!%^R67&xY6&fR60WR64`b!,WR6>2lS6,WP!A6~%"
+    "1`b!%~R6)Y:T24z[2-YQ2$oh#$q#+Sy0X27nk!+d%M8]b!;2}y33]b!$kQ6%wR6#U#x 228yQ63]b!&VQ6A0d!C3q6g33!]b!$la2%k!"
+    "%d!+VQ2g35!]b!&]a2B4d!O5$]b2'U(,U+@7U+2Zb!%h2$Q[6#wX)1[W&*e{!B8fg0$[l4'tu-Bupj6&Pl4h!8060nu0,j$J0F/jm4(|"
+    "%'bf!$dm4$w#$cm2,wm#$Zp2j%8EB4C3A,y$B1E96AO#jr1j%AAE005B,j!574Ddm6G5mj4$_j4X3,U$-m$<6WQ1j!919F{F{$AAD5EA"
+    "w!B7_l4$w!D6w!$k2j$24D99Ato6{$DC1BE7w!$o)B7w!+~x/<2us1k!2355P;y%DE718AFw!#hP''~!%om4,w!%je6k!9B4Fc`.{$C0"
+    "93ACw!$tm4B1w!,dx2%s^1k!210AyU#{%E0375D3w!)to4&w!B4QK$[c$E9W%$mo4@6xR!4{{3&Z#=7uo4 bp!F9xZ#3qD$ve.D5hv4M"
+    "9h}/*Po4 a!.s@,XY!7'bo#B5W[%A6X_#r$3504F3_u8#~!G6V7$9O7#V7b48F)t#$C'Y#(i|!X9,w#!tX%D4lY0$kj34V7.OO1#V7G4"
+    "au8$Us8$hu8#U$[71w!O3#V70w!$nr8B2w!D3w!O5#V70w!$Qs8B4w!D5w!O7#V70w!$ls8*zz8[77w!O9#V7/w!#WQ%%~!%w!,ql(%u"
+    "a/3V70w!$na5*Z*+qY%%di5D6W%#rY%&>2S#;4^c#&sh5&zh5 V7+cU$6t^.$ei5,]e4$je51V7%|h5&vj50V7@6R3@8op%C4Ts%$gn2"
+    "e56T`#%xi56ou#%f9(rj57$sb!.k`.g59Apr!(uW$!{W2.jS*U6]o>.^q'A6^a&G9w]#=6U~!-:<7X~!+w]#$tZ#$mV&F6w]#$yZ#=8A"
+    "(w]#%at9$_!G9[]#;6C0ya&${S(@2qQ#a80^a&T89~Z#2e{&$t`'%ST#=1tm6,R[#&I.R[##xt% ^j!G2ka54R[#V67R[#,j|&%bc'$r"
+    "W#D6Xo&;9_r& H7#R[#%H=2R[#+ka$ ib#n remQ&F2k#.mY#(kv& uo,)gi)A0su$'WY)H0vZ),D'jw43ci)!po!#l!;pSv9C2c%H2~"
+    "e$A2ht$.iU/$U|15Yi)$rX8;1l%(ir1=8ih1'Vi)(z`-6Ti)$hm!6xX%#kf&'l! S!)bT&#md& G4{h)#Tn##i!!NYp2wh)$}e,7&b_&"
+    " WU.,T7$PW:G6}w&=2Y-#r-$o7$Qc,$_d,&Se')s5$;@3m#I4s5 ~g!%s50dT';9u|&%my'd93s5>4s5'|4B:dt#%`h' U!-`r'A7ti("
+    "H9sd(<3i~'99td('nb9X24h]('au)$ZS, @/ru&;7}'I5S^(!hz#'T^($qS,,U^(%RS, =+W^($te%$X^(C1Pr,$}[,[28Z^(%a[,]28"
+    "]^(#sw#H8]^(#dW'![!J3Te( d:+PW$#qP.(_](U6,Z$,sT-%g!&Q+A8_[($kh%:2n_1/n(#iU'I3ni:$Te'F3b}&#V_6%qP$!V_6/P~"
+    "+!F1b}& ]6:[B,b}&$TU'%}g)8dQ})(PC$Xd';duU'7 PC$yQ$U04k(,}Y),Yb'^66k#+r3T20pS$=6C*S}#B7c!`20q@@9zP!G9Yb'$"
+    "{P,^78Z9V32wf((zP!$fd+#>&i{+'zP!$id+%H+s^$$id+%_!0s^$$j}(H3s^$#W&!Wa+'u%C:w,$d'$'B3t^$$V4#G,`Z+B5R.I7S|'"
+    ";0h-v 85]Y*${V'%q)b08Wx:%H eC.T#;8mQ!]77p]$#|x!'],C8mQ!;2kh$!H7#l/%S{:&^d'C7Vm% zA*l/F8k#,b&%oj$$KD8vp'%"
+    "x~'%X11wQ))rf(G9wH>3p#-:%m1+am$#}o%$>^13h`!#Ym%&H+h`!$ar1%_!1h`!$Y!1h`!$zc-)rm)1sJ!{]$#r-1h`!T21yI%Td(+s"
+    "J%jJ$H`86t-V95t-D8t-B5e*,_o,T21]*7%tw(%X@'{x.C7es!Z96t-^70k#-a&$u!$K&te(%c!B1c!`21w`!)ZP* jx.,Y-U41|!-:&"
+    "f0*t-$TZ*#>!sR++t-#TR%&H+b<$Tr*%_!0b<#S&!rX%.;#QIA4b<J7t->8t-H8t-$l-%z'C1k:$Qa(&IZ94k}''b`)2~[(!`y&%b.,P"
+    "](;2]x(%S+!f|&)d.%^f;O2&Y;$t+'h~'C7tU&E9zw$G5l#,Q'&ba!>5D*f.B3e!a22Tm))RY*G9uz!%jy'&|g((;&Y1+h.#Z9$g~+F4"
+    "^;;4`9=8A(h.Y50_!1^;$[/0^;$v_!@5j%!cT//i.@2_;0V](#m`$(~'D2Tf!$YZ%%I&rY'+R]!a06W](U79=0|{891pp/(~^!-mh%$o"
+    "y1&~l-H8wd!)P}/O1#v^!%^b%`51w^!$rg! d!,w^!X26tP![25Zj)$W0$Z_9/T4 Y@:[C-y^!C2yY!!mW#*S4%Z37%g}(%gZ(=2g}(D"
+    "8mk+D0P[)H7m#-k,%V:>7D*T4C8}^!a29T4A5b+.T[)<1Vx( P#-;J3Q_!$lm(;5m1-pu*$nq)&H+qu*$`v*%_!H5i3;7a!0;#{5A5}a"
+    "(Z05R_!;3c;b14S_!$Yd!!H-Pg.A3_. Qc!/Q6&fw!_23}5<3u<$x),nl-&}5@3bU*,Q4<2Q40_]2$Q40Zz)%du(^15]`!Z34l-D2hR!"
+    ";3d-g34%~0$y$!ys$/l~0:1Sd/*~0G9m#-l'$YU!&bq-,kR!Y80e!I2eR'*o{(!Zf/-c0(t#-;<8S#+~0$}h0$g.E7~0$kn#%H+bX3$m"
+    "n#$_!%TV<*c0$Y!0qE$Yq/)gt#!^i/0S/=7S/2f`!;3s%%P(d37V/N8V/<4V/$ok0O4+V/W33V/,na!Z39s+D3ZS!<4r$7%e{(%|~%'m"
+    "e+D8_o+ al!)Tp#%ZA)m#.p-@1w`#<1yP:(T-%cb#G3vQ!%lk*!in9'}e#$oU1;6sq00cj);8}_0A4o#I3t+W41t+0f^!%Xc!%T&c41t"
+    "+&I)w_, Vp/)l==4r:-l=#`r%%uy*!gr%.Qf#$W,u 244vy*D8wy*D8xy*F1bT'D8zy*D8{y*/an/D9|y*E9_R!1oX$B2R,A7Pz*$po1"
+    "<2Yw+7$_v+^11Vn.D8gW)D8hW)&qk%'iW)-jW),kW)[23lW)75i$q 22:gQ874^!B1tQ375^!Y3:Wp&>7hf,7#zW)&wh6*kk7%pg6%=B"
+    "8|Q%V60hX2Z25oi5=8]h6(5B9Zp,&~P$;9wo25XX)$}i6#B2ZX)&Yj6&J x!,DO3#_X)+]}2<1|i6+ct#$[d##gi12cX)$X^*!K2Sb6$"
+    "TV#$|j!Y67xS&%o;1vt2D2T!(Pl66mX)&Tk6B5Rl6,pl6V8,xo61sX)&cq7M4xQ&-}e,3wQ&&oq7*P#$lp7%z#+sV7&xq7&_o70Pr7=2"
+    "Pr7(h/X74y!Z72h#+Yq7+lf%%wp7M2pq7B6|!D5bx(%So7<7vp7+Ux7M9bY);2dm93cY)#xE'gp7J3gp7O2!hY)&_n7A1d!b82zo72mY"
+    "),zo7%d!E4k&#cR%%O+cR=g28#Z|8p 288V+<8hz6*^+$|o7$y0/[a;%Po7*f!6Pp7$`*$HD9]o7O2!VZ)%bn7$]#&}p7+QX6V4,|u74"
+    "ZZ),]p7$W$F9s*$_p7Y86k#-WY)%pn7$X(C9cX7$Vq5&Um:Enq[6=7wq5)tX6(d[6)W!&g[6$T}5-yQ2;3uk9%bi35mZ6,lX6B4V!$yX"
+    "65xZ6A1GK4k`6=6^#(eo2%cP6$py5J6yY6=5XQ6)s]6M9cZ)%kY63cZ)%wX6$pb-%W#+st3$kW'3cZ):3s|(&dZ6$dV6+o}2%hY(2cZ)"
+    ":3td(%k!%d!+ds3$|b(3cZ)T31UZ6*d!C6d!O8!cZ)%uX6$k!%d!7'uY6<8Qn2/cZ)$pp%!x*+P`'n 92,Yg64mj-I0eZ)C9cN$pt#e7"
+    "0gZ);3Pd0+~h8&n]6%w[6*~x$;7|v1E9jZ)$Y~*%BZ70^#$=+qP3%j]6=2a^6(rV!$`^6F0pl7U93Q]67 nZ)v 94,Rq61x^65nZ),|j"
+    "&@4y]6$P%^p9oZ)$|R4O3#{a%@9oc-1qZ)!s8#Gv p95l{1$ja!)}d%B2Z^!'QY);9z.F2RY)D9Qg!B3Wi:$w]3G3s!I9si--||1$r!/"
+    "~l!*Vs*D1xZ)-zf!(W&.gg=D1|Z)+mX1:1Qr0/_h!)x!_41x!,R[)+aY1 U!L6v_1'U[)+v_1J1Yd0D1X[)D1Vf)H1k{;L1[[)T60c9."
+    "Zs0 w$I5W~%)u}#!qz:+`[)'u!7%]!_33~',c[)]11n,1nx!A3QR#_37gf0,h[)+~u0:1p^32QP1@3ae0,x,0cU<L2n[)+r(E2k,O0(r"
+    "(c0:]_4O5/r[)$sR6~ 408#nS($uS.$G2oS(C4Qy&'s`4)hf/@3nv9)P^&:4ni:0mT1.[&G6TS1,y[)+|k1J1`p0E1|[)+vt1 V!G0Zn"
+    "15P]),m2,yd#+uR:$uQ4%rq!/bf&$p~3$B0R])V33bj3 O.zS4A5@<4a$)c!V6,tR41R])'{Q4+Y!%oQ47*qy')YQ4(^[!$jHN3qy'%|"
+    "Q47%xw!$UR4[34^!7#qy''uP4=,uQ4 c#-xT'$}~6%P&1ry'^34ry'#Q#:p^z#+wr&=3UU4$fR4+|R4A7=+em:f34vy'g34#vy'$iV>&"
+    "WW>$zS4+vY4O5#vy'&SS>A0d!2TV>4vy',TV>%d!H3TV>4vy'&oz=B4d!F5H$9E6W(-]+@6]+2yy'%ZV>$d*#Tf6&cX7([V>&Rx=2V])"
+    "%kd#$P(O9(mHc4:cr1@3xc1-z;/os2L2]]),mE,`<2m[$+e$E6a])$pj&e45b])%|p:O5 jP'%[$=,P!1[r=-Q$ qo-+dr#A0cX40t{("
+    ",nY5MFVI=2iz47#VI@3G4VIG6VI=5S^0*KG7VIC6hz00g'g07(`'E5z{($av*7'o),R$=5gQ17&d#B8fa;%`#0t^;2ea;g33$ea;5t^;"
+    "1ea;%|^;+S#O6 ea;O7$ea;#b0%x!'u^;)ea;%w];6ea;$y^;+a`6g44#TV@%|[;$_&;4'I0[];5ea;*s'#iH[44^i/'{a;(ey!%j`3G"
+    "9ha;${x2N0ia;$vW;F4S$#x'%AO5#S|($]1O4)V1*uQ8%ak5*~J:4uX#;4k{77%cR!&|l5*[n>m 413~k54[z#7,ST,:4|X#.[m5O6!c"
+    "R!:4nX#&]!%jm5.UH$sn;$P&1cR!u 418i:$UX+G3W|(o 419r9C1xS;A2`:I5dm50`R!!am56`R!%bl5+Wn5+Vl+!_m56`R!&Zl5B3d"
+    "!H4Pj54`R!&xy;B5d!H6Q|;4`R!&V{;B7d!M8^|;C9U(-W+@7W+3X|($m2$_*;3fS17){2*Wd:<3v]5.Tf($tj+~ 383#Uf($SW8.G)w"
+    "w;E4S&'jV!#qQ$$y##K;pzc3(FO6#Wf(/P!O7#Xf(!P!,km6C8sj6'af6)x!O9#Yf(0x!%vi6B8x!+p`(~ 391#Zf(1x!B2wk6=5jj6*"
+    "x!O3#[f(1x!A4]l6>8]j6*x!O5#]f(1x!W6,P#%x!,W,$Zh=4^f(1x!W8,P#%x!*es:$te6]38kV!A0df6K5T#%bd!$^i#%eW!1ts2$o"
+    "33UE$ah0,uw;e02bf(+Zi684[R!-UA+xY!O3(t6B0}P%A7q~!/k|($bo@`47f7$uk@7$sd)$cn8.G)kl@C1]f5)^,$UT9$])#^h:$[y3"
+    "(F7$ud)/P!7$vd)F1YA,^r@%X$,P|!O6$wd)1x!*rr@%x!D6x!7$xd)1x!$Us@B7x!,l&O7$yd)0x!$lz;%P#$Vr@-il@7$zd)1x!$Rs"
+    "@B1x!0Pt@7!f70x!#_(B7`*+`}$#|o@ P.,`#(lp@#]/0T#$y^<&[#$U!H7oT3:1uU33P_#$zn5,xRAN7Pe))]~;!a!0x|(>9^3Y38P7"
+    "*^i%V38]c<3wP#$Xf77 gg#%W=(Rg77&w9c9:qp@7=qs!)q[& cS26~|(*y#`61[V0O1%wg1(ug$X93]_1/nQ2A0xd0<8{{7+|{#)ho%"
+    " yV/7+oQ2~ int!oQ2~ int*oQ2'GO1,G7#`x1'GO3,GO4,GO5,^$H6jv1^85Uv1G3]XCw 610Uv1!aQ%M[_(I]R!O5 R!J1R!O6 R!0"
+    "W_0/Ps1(~(0P!O3 P!0Uv1O4!X&J5U%O7 R!O6&Tu1!i{$7#Tu1!vb:7#Tu1%UY%6lp1&{W%7#vu1!d80vu1!s~!1vu1$Ro'$xQ##b}6"
+    "2vu1%JF2vu1I2k}3<2RT>*k|/!pA7(bv1^47xR1@2lj6H2~U1;5i$G;]Z0;2ea'C4]Z0#dk8.Pe'#Vj: W!0zV1!=J1vU1;2dlB)U#${"
+    "j&_56sZC92c~+'U|(#Rp'!j#'T|(']T8+R|(#jp'$ig'B4e`.<6`Q8K2wQ8*{{(;7to>/}j9%VR8G3i%+oW0V23~$(J;2fs4.ZU192rn"
+    ".(s|(#ln$#ne-7Ia#%W#A5n}(#cf':2Ys8.t+A9tP8)ro'#eg%!`!+qo';3fc'$|4,[b($om(!F3po'#Y/]31|Y0;3}p'%h%C1nz/;3W"
+    "b(O3&Wb($v[/'Vb(C5Z3*j_';5Vt')h#+Y{&;3Tb(%KC1kz/q 527c!G3su&W2_r5.Qn/$vn'F1iz/%kT5B2ao'*P_8J3~e1$D+ta8@7"
+    "X!F6uR'$u%0ro'$x%V57Z%Z8:d,#b]'$|V5*Po';3p`(_31uY0B8l-1uY0!cm%!UU'/QU'$nn%&_)x 320x[0&Hb42YP)$S#E0vm';3i"
+    "_(%y+C2T[/$So%#H7#T[/=,OF0y~0s!2_10W/F8i#-`&%j,=8C*W/B9c!v 324W/'zn; u#.Y/'{!,9&}!)Y/'_X>$[n1/d`1$D+eX>>"
+    "2X!`61n.<8|j1.:<9f`1'h%I:c-%Wx'I8^m'=3Q7%},,kn/%}-$}61j/V28e-D8e-C7W*D8e-U8,H7#`o(=,OF0pd/92`]1)e-$qS()i"
+    "#-_&$u*$KC2Uj)q 531c!G3V[(o!2_14X).hZ)&cX1-e-=6T0*e-U5,<E6o;#aT'=6dj1(e-@7X!0o;#w%H6o;#z%@6o;I1ZZ)!x^2%e"
+    "-0{9%e'$(!ra8)X=$kC%s[(+~})%XMM3dY0>6P.,c|(;3Xq)%s*C3^i(;3`[(!H7#Vy'=,OF0qp/92rq/*g:F5i#-z&C4~HD6Q.C3c!I"
+    "3g:)t).tZ)$Q])F3Ti(=6p0)Q.'Wj/ ]!,Q.'Sj/#=7 ~i/.{9&sq7.Q.<3pj/'h%2Q.(g:0|{(;3a`(=5{*+h:%{a!%IZ35S.$TY!I2"
+    "{{(=9</Zt1W2_zZ!/bv'<1ez:G0et1#hd!(Sv.O3#}[!#lT)H7lP2;3TS7.]o2Y33bO,t^(<4j04|X0;4vP+]33|X0q 339R0C4nX-T3"
+    "4y/7%g]($u{)>3g](C1eq![21dAF7k#,Z,<4^9=7C*b3C8R4/Qc&@2]z*92P~*+w2$yn0F4e[+a75T]!)x^7]74b3,j~.(b3@8X!H7v2"
+    "$[!0:#[!)Sv!+|f1;3x1$P{2C7V]!$j^(!F,Qi-)S|2a34Qi-!bv%!]w*G6V5<4Q=$p.c44V5%Ic42^VC>7jk%._3/Pi-$sP!^48Y^!%"
+    "jf0%|-,sP!$oj)!H7#a0%l''l6+Uz![25a0F9k#-e'$p/%K,uP!$p3%c!G3a[6V2_Wu&92nZ+,v/'{!+9=8}!)a0'vW+#bj7*a0$rW+="
+    "1Pk7'Ru6@3^X+H2u/#wm60_D#z%W83[%I6sC%r:b56[^!$wg1%m'z 349k.&I/k.<4al;/VcD4k.V66k.,`_!Y51[+D6^Q!<5T$7%ik+"
+    "$f{!!P!G0dwB92QQ/(dz(_54k#-V-'`Q792S].,l,=4Z!,9%[6*^z('}e2#lc-.b+<1~e2's#1b+V53b+0X[!%`{!$w%D3U_2'b+>4b+"
+    "'l*A:xg-A7ia#&]_+*qh2-kV+<2g}6.Qb# {m!(]l2H9Qb#U90~Y6*}`#W91Qb#H9fy8[91Rb#'b[2+ez==5US7.XR;<7w[2J3uh#*W`"
+    "#@4na#C1rl!Z47oa#>5jT7g152|!&s)A4[a#>9^j#1y_+<5c`2.]T!#{v!/js3;3X|+$hGC5g7&Vd1L0w_+$Ue)t 360]T!<6`S#$wu)"
+    "+ZP+;3`^)!H7#_6%sc!'_6+og!D3og!&sI'k#,b2$lr!%K[77zDB6c!G3rWCo 2_3og!F3og!>9o#2f]2q 544{[2$u[2%zh2+{[2)j]"
+    "2*]T!$g]2L5a[2$w%H9]T!=4R^2'h%+]T!$bx!%ui6C2^T!<6fn!F4j_+*Rn#b65xs!$jCH8qF$b_+%d)!h}$/ma+&HI6nE;8S#^76ZS"
+    "!$jp!%~+,}n7;3pp!!H7#_/%H'oS7+Uk![39_/F7k#,b&<7ZK=7C*_/+~$!wP%-_/@4SGF3SGU99{!3^_2!zz;)aP2V1,>^99`P2)c_2"
+    "Z99_P2@3]!1T^2$P&!W|+.;=8x_2'r%1RIT71o-2eS!$`j,%w'&^zD>shP7(H2zm,V94q-,aR!Y73b*!RS+(q-$jk!!H7!q-$lR+#pX%"
+    "/ieEP2_^L*q-F9k#-a&%b9'bV+)q-C5b.G3|q;p 2_4Z)/W~)$oP,{ 94;o^2C5Px2)|pE$}h2,s-+u^2C4t-B8_!1]<%w^2/;$^R+@0"
+    "_<b43t->6t-0wU!$fc*%z's 376PZ$%tf2$w)C3}S#>6vL3g_+>2b.-Sb#Y78S+#zR+)d.%VU97%V;<2h$&V;C2s}!D4bn!%eQ!)l#,Q"
+    "'%sk!@4]V+*f.B2e!0YbAo 2_4t_!G4Uh/@0r#-^Z-%r#+}x2$bm8C1}k<(^Z-.dp<)Vh/A3_!I1];=4ai/.g.=2rh/'v%1g.@8];1gb"
+    "#<8{a8$uT![81c~!$~*$Ir 101i.$aw$I5hb#%Vc#&pu*D2||!({w#F4ma($Xy('_!/Se!.]e:5`^!&{(H4b^!U83`e9,c^!+mP!E8nx"
+    "3%86qn$$sj#^38rn$C8xZ!!Sr/)~3$t`,!I7#~3%w#&tn$C2Sw!D5n`$_56l#-h,%Q:>6D*~3C7h^!H8xn$@5p`$G5am,V15}!4xn-+k"
+    "^!'Vn-&nx/,~3+~n-+l~2%{n-M6qm-$U&!Qj*.;'fo-'v%+v^!$Sr/$_..w^!<8e:/^o$$xk$%W(2_o$<9eU$H2w5$Pm-%u)z 390w5%"
+    "I/meF%Rp+%Yc#^25{30^_+<4VP+F4P`!Z92h-D2_R!%aT!O9%~U$%ym$=9PV$C2ip$[54y0G8l#-j'$nE%nz/E2aR!B9e!!Sb<.y0)pX"
+    "%/Zo+%XR4G2bR!%uw$C5on,&ag-&p{-+y0,Yh-+xm3$`l8%_!H3^0$}_-0fE$Qa+@2s@I5nz3<3il,y 122X`!$ug-%|'{ 395Q/N6Q/"
+    "<7Q/G2W^E5Q/&kp+^14`a!Z97o+D3{R!;9zc!O9%Sr$%fo$=9Tr$C2c|! }m#)rc#%dY0)l#.k-)z8/vk+%Q`%G3fQ!%sx$%j#Fuok-$"
+    "]m--o+$xk+@2n}!b59o+@9o+/S^!<4io!$Q&y 399o+'I(lC!Ze&'a=U40xY%!x^#)n]$$Un,;3o!*Uy!&f}6%b|#r!02];{!U3,R$-{"
+    "!)Pa+!}T'0{!%`h0G0Ra+#v{$ jT$G1ujE_2_f`F#Us$=4j;D3g}%/_w1C3U#D3zS!0yX#)^l$%laE&q)%v-M8Sw6o 2_7m,F6{q(#Ys"
+    "$U43|u1+Tr!F7m])#Xz$ R!G3dP2#t$+z3=3fz6.vg#=6nY!C3[S! z$'z6;4Yi-*P&(z6;4[i-g40%ZX$$d~$#pl(/[m192tPC)|E77"
+    "m(C7vO'b!%fv+O8&b!$Zd'(iv978e!@2uS6#`&B6`)-RW2v 2_7e'O7$e*G1hW2#y#0J&@Y5:e*$ym!q 139nZ8:bt#$]u$<1][8 Re*"
+    "%Z!>1t)!sf'F3Rb$%q'%M^56c`!'V+>8f((lx8'~(+f$$['F9a(F9w&.W*(hP!A7gr)!u!W40o%+|0g12!g'$fT$!F.g'!P~$$c'F4^%"
+    "V42g#F-^!$~k!!S|0%uv>)C#e+>,N~ p40&}9/YY-@2m3-;(a1)ht-Y0,ac.0[I=5f_.'z#+tF%k^&.uDA1sP-!mY='Y]' ^$:[F>]P."
+    "3nX.,jZ%$Tw-J1g['_43lt&D4ur$0dd%@5uX!^78zr&$Rz,3|r&%TY,,|r&y 605Z}5;5a^>/R%%9.dr&$wu!v 605xq1 tR&B7lo.$_"
+    "`H!li0&ea$>2e^.,ko.#eJ$fy,C2li4([`.,V!=59+ko.$|_.1la$$V~&^35ma$$py!(bp&$wm.E3hb$>7tw5 s&+wE+RT$$~[-%x%C6"
+    "zS!@2yx5-aV%)Vd%=4_P+%Z!>2Z!,jl$$X~#%Z!O2K}%&[h&2nw4T61bp$+ud!T42rX!%Uj5,{<<2j$7%Wu#$^V$#r{(#Q)+iHD8{V&%"
+    "VR$)l#,p`!%ny%V70D)}V!Y71e!`42Yu#@8f50`Z/@3r#-;<8Q#+~<+va..SR-%ya.=9A)rT.A1_!H4mx%e70Tc.<5rT.(sM2]]/<4d]"
+    "'_56}z5<4nb&$y'D4Z]'%dl5&I2hb.!Sa+$w--sP#<4pn&&i*,uZ!$gE!I7#z-%Y+&SNC4{S!D8Uo$%qW$)l#,g&%le&%~r/D6es%%UW"
+    "$$e!`43zJA8^{&0mb.(}!-;&Q#+UT.+|a..~o-%Pb.=4A)z-B6_!0gt!N7Zc.$X&A1Yy#I8VW&!nr)$z-1sP#<4kb&$|'s 431uZ5$z7"
+    "<3X'I8}-%R|$!}-,y:%s`&%l*,T|$;4{j!!I7#}-$|0>3y:+p~!D8th!$}b$*l#-g&%y:>4D*}-B5e!`43y:@9ZU!H8Tb.>7}!-;%S4C"
+    "2}-+ca..y:%fa.=9A)}|-A1_!I5y:M4pb.<5zb<(y:b90}-@6}-0RS#%Sy%$|'&eU*&X_'%w+%X'+[n5%RJM0Wa$W85i.,Xa$<4`C%X+"
+    "[85j.$i;O3&i;%H'i;+mi!D9mn$%VP%)l#,S'D4YJD8X|#C7e!I4ef!@9kOf92i[.e85i[.~ 574ti[.$U&1i[.<5U].(i; h`/0qW!!"
+    "([-1o-<9TT!;9=/v/A4u<0fb$<4YU($Z)D4Pq-%fc!%IC1ts=$c]!:2_I-~W#%^U($wU(*mY!>9eY0 Sy'+mY#A8h4.|Z#=5oiH$cz'G"
+    "1pf!)eq.>7b30Qc$C9gV.)Qc$;4tF d!+Qc$X44Qc$[44Qc$$dZ%!GJ4lr'$bU$]44Qc$<4zm%&ur/+nr'<4e^!O4&uQ($qA>4c'+kf#"
+    "D9xQ(_81l#-S-%PV!>1D)w5%[o$%^_!H4mQ#)^l%G9~o6&sr'/X_3%XT$,^_!,p`.F8ba.$nS.=0A)}i-A2_!1~r'%PU.0~DU82XV.'v"
+    "%C:},$uP#$l|##`o((lm!%P@F4Rc$q 450[.,tQ1%eh#L5r}%!UzE:[CH+yS!%_P%$e*d45R7&I.x_,>5hxJ#X.G3l40i1%]|#F9~_3<"
+    "4^A&X.,|b!$|`&!I7#j1%H&}T!E5o}!,bV'H8m#-l'%{a<>3D*k1B4e!`45~T!!uV%(y#M:rd.G0Pc!=6S#+m1$Px-%fe..m1B6}y-+Z"
+    "{,%^{-$_!0ke%$x~$1Xw'$km<*Yw'a02RU!<5w^/J0Pc1<4fz$%iT!d56V/N7V/'YTK#t+O5+V/W17V/,Ud!%[o$%s+D1Ud!$^:!I7#V"
+    "/%R%&jU!E5cc(C5wc$_85m#/p-A6T)/ae%)mS0-;%cT'B3yc$$jz!$n]0H6mj#U85XX-(|#1t+%pv7!t+0w`!%th&$T&D4tv7&t+&I*W"
+    "&Y7:W]-A1~e#(i{9$}[-I1{v&<2V]-J2kf# }c!(kf#`73kf#$uZ7!=,lf#W75lf#!nZ7(R[C$5E5lf#(u}9*lf#$Zx4H3kf#>5a}9J3"
+    "Rm#*Pb#B8Tf#D5|V(+Qd-;2s_5#m})O44P#'Xl(B0[W1U77Q'I-r)%oR:0}V!>6]S:,}V!%tP!$W-D6Sy/$>d67}V!%Vm(t 467}V!%u"
+    "b!%[R4,Wm(<4}i#7&Wi&%T8'Wi&C5vl!!Rw%*cFG9m#,S3%Rg#$LE2]m(Y90e!I4Zi&*gx%1rZ/@7t#-;&i$*cF(dv+$P]:+cF$oU!%H"
+    "+QW!$qU!$_!1Yl'$X[=H8QW!$my>B8Sz(+zl!<4Uj0%WR)C2ex/<4|Q#^71wZ/%Pn$$B1`W)!lmF:[N/g<%kU#$y)!dnF*T#%fP(>4VQ"
+    "$7 hl/^22nW1<4[V#%i,,gx7<4e]#O7&or8%g$'or8D0{/,}]&%Pn%)m#-h&${L%w]2,jx7<5Vm%$e!I4jh$(l^>:2WW>,`/&c{//nH&"
+    "dW!+P^&$zG$wR!F8`U!$To@%H+`U!$dk=>8ze9.`/%Zi90;${{=)`U!J1jJ&Sr1J3wW1<4p4<9Z0J8Pk/%I!z~/0un/@5R.,[T!%ng&&"
+    "zy8,vY#%w_!O8%hy0%ea%>8Qy7,bz![18R.G3m#,h&%^s!$L#w^4)R.B4e!a48uh$)gR&!ak/-f->8P#-;%^)+cc!%`:$S;.~<<9[R:&"
+    "A)fW:A2_!H9~<%~y*1~<$f^:*~<1ik%!}nJ&R.0mW!%v2$P(D4|d&%me8%IC2hvG@2sj$2fh#<2ZR(!m.-fh#%]`!%[+[53n.$q;O8,b"
+    "_9c48b_9:2Qu/*nKG8m#-T'C7cL[53n.B6e!I4pe&A1hw(G1iw(A1t#-;%y)C3n.*^P:F9q;$jh@>9^r:0Uf:$_!1Rq!$up=1q;%]R:)"
+    "k%2Rq!A8q;1^g#&d3%d++r;;6q]'%IZ25ZX1%ey$2^[)$UZ:b32f[9!e^!)X%.]Z8#[w!'uS$H6zf!)]`+O8$v_!$|x!H9QRM;4t7F9U"
+    "W:<4l;$_T),^d9%he%d91v_!&mm(]91v_!&uK>8pQ2)W4%l0O9,bx8c49bx8:2yn.(W4v 600m#,l,<9iT!>0D(W4<6xT&%v_!1}h&*s"
+    "X&!Zt;-k3>9P#+;>2i$)W4$^p2'Rs:,W4$dp2'Ru:2fQ:$Qs2/dh&<6;H1;$n#)cd!C2sW(<4zh9%Xk9-v_!%w3^95v_!%jh$$B2c|#<"
+    "9o]!G7]X1;4ci#%y)z 497P6&I.~s.#kp!U34Xu5G6R4/~0%q}8^26]X1;4d+&m-C7wR!;58!I7#P1$`Cb00y{8:2U~;*P1G2m#,Zz%$"
+    "d'%Ls 275P1B3e!`50pl)!]p-(y#F:d0>4P#-;<5S#+P1$tv1$yf:F4P1X7,H+kd%Y08_!H7d0$b2H6;$`2A8k%1za%<5qx'b27]X1=5"
+    "w'$_[!b02V/'I/V/<8V/G2aQ96V/&VV!F6]X1r 504s+[83V/%Y$7%dg1%Sc#=0se&D6~}! mV#([f#I6m#/p-)gT*_34p->9_!,;$r]"
+    "&p 602[f#$[{2<2v^9H9t+#~w%*}y*b35t+@6t+H8t+X7,T&{ 506t+>7t+(}**cS&#hqF$cg#,`s%$p&%~-J8Y,%kc%Z09Xy&=5e'.i"
+    "@<5uR3;,J2PT:${k#95_c;+Xy&Z70Rw&D7mz!/vU@Z73Yy&D7lT!F4h]/#nP#(W#-_T!2xw**V6Z9:W<%}-%dU:1P]#*_f#0~ZKC1`y&"
+    "D7~r!F4{b9Z72ay&D7df!_48R1>2g$,s##`<]12gj#!u%0ik3$j%(u7_13p&)u7$fg&!I7)i_3y 514i_3:2vm/*|F79_)+{P!&d!%og"
+    "4g89(d!E6Sz&7;g!.]z!&UX3G9~QI$yx93vW3@2ZT@'X+A8T!-X+G1zz2$g$0K'AZ1:Y+>7`&.Zt&%fW#^17Zt&n 518h*#oRI.sf$%a"
+    "(%MG6hg$&y+'(*rz&&n),f$$cT+(=0Ut2$y&/w**{&G2w*@8Q$+Sq1$REH8{]>$Td2%XdA*s(O9!s(%ym$_19s(!aW3%~{&&zs-&>%je"
+    "+;0`{&D8`{&#S,>,N~ p81(s0G5z&>4z&(lW!$vSL$Tm(I1^g!$~V7)cH eY.)fF&hj&.rf4B5^n2!YxM(xz&$SX-n!523]V.-P%>9ZW"
+    "$.zz&$>.wv&$x_2*zz&f84an,!fg@7$aW-x#where[W-!97#VW-)BO1'BO2'B2vV-)BO4'BO5'V#1gV-@9Y|=t'16 %rs<14zV-@3x}="
+    "%zV-a85Q}=!gd&H[}'I]MJ6MJ1MJ7MJ2MJ8M0hV-K6v#0cV-K6t#1^V-!gh&0M7'XV-%gmJ6XV-;4}b=6XV-!^p&7#XV-;4WX;0B>5ik"
+    "&7'zV-!Vk!0zV-!`h!1zV-$ph,$lR2#Xq+2zV-%JF6zV-l 3_2`{:(p_#<6m~+.n_:4vv4%Xs+'{$!ZZ!7(zW-^71S[(%Z#/`[=:3vb%"
+    "+YB>3zq-I3m`%%nq4/UZL X#1kYL#yw0*x!0va=$xy0_18zg'<3}c$C5zg'b81Vf<S58n[L,mP3%_y,`80zZ-#cq%!^#G1]n&:3dP#(b"
+    "Q%U94W#(bQ%(ns#,bQ%#z[#$zu+Y19Ph';3Wr#E6bQ%%Qt#E6bQ%&h^G/}g'%``=-bQ%]81aX-$n[,&VjD%dSA&Zy;G6ff&;3`x2(h+U"
+    "0,Z%,l!7=g#'|,*|Z-$hr#!d!2`R%N0hr#%zk%/hr#&Pe%%~j%,`R%(r`%3`R%$oV#s 585hr#%`a%&s%C2d|(=5~S$7%hf(%_[*'tW8"
+    "*Rb&:3}l%(ik!`79m#,W~!<8T[A>6D(_u!;7hQ)%e!G5{^6W3_`Y*:3ye%4hr#e22hr#!sfA7rhr#$W&1hr#<7kv=A3k%+cY&&qy$%zj"
+    "!C2kf<'RY%F9hr#%lw,%RQ%2ge8<1gd$/nj'%Tt$%y)!Vl$0W~3%Ib81w[-=3V#.pf<%ab$&i,D3gh!'Va$7%{/>1yj$0oo&:3ZZ$*{/"
+    "G8m#-h&$`S+V98D*{/B9e!G5XwC l#@1`+O1 dq#e31dq#~ 796tdq#$W&1dq#<7f|=)h42b]-!re$$~-2dq#&t6&tf$,R.%mo$%[R42"
+    "Xc#%b])!R.,`p#&d+%o*D9R.%n#O8+_v&!P!0_v&:3rl%(R.=8e9(m#-~}!#D%L#qYJ(]tA$XP$=7TV$I0R.A4f)N3uq#e39uq#Z79h`"
+    "$/uq#+R.$TlN$H+dm*;2d|@$_!0Yx!$W&H2dm*$Z&X21~<2~]-!t]$&R./qs#%fx#=8YW$,U;Z46`y#Z38xU&>1TN2lKW47m.,`R%%QR"
+    "$&[+C4Rn%'R|#7&q;>3}w#G0tv&:3ek%*q;G5m#-T'C5cL[47n.+S%b60q;A7R*N6|T#_47n.&i$+n.Y6,pU#.n.'{f#$A)n.B8_!1q;"
+    "$;H6n.$}/*q;J7n.)q;0`R%;6hQ$=8f]$,Wt+<1Wg$&|j=+o.$~f!J0ni'=4=0u~&A3YP5I3VU4#bu&>3cX!G5xg!(YZ#$RZ#5v_!$Vq"
+    ">H1vt=m 608g[#,W}>A0fQ!D6|Y6%[i9!G3`R%$QU$s 609v_!=6n;%cw$+az#;6TW$O6&zY6%whC'zY6*dx&F3hf%v 807m#,l,<1]:"
+    ">7D*W4B8e!G6}Y6A3hf%I3hf%&]t5F6Yi'%^g!-v_!%PY+=1Y_)+W4%|y-=2A)zU)B4_!H3k3$wo,1cC$vy')cG,b_-r 613v_!C5gw9"
+    ";6b9!I,v_!%W{$$B1s-U61T~$/iw9;6TQ$%y)z 615P6%IF1xP$#PZ''{z!_57R40~0%wR!F5lh's 617m-D9P1%r$7%]m*<5H&]m*D5"
+    "^~!,m_-;8l5*m#-l'%D>9D)P1Y10e!x 619P1)Vy!/q_-$ki+#P#-;%b*C7P1X7,ax+F5P1$R/=7A)P1B9_!H8d0$C/tE$Z&>2]Y;:3|"
+    "g%/S/%mw.b26lh';6t5%P(D6uy.&V/&I/V/<9V/G2}|&6V/%r{(!V/+~a!r 622s+,r{(;6uP$O6'}z.%k%J3cq&:3eeD(`R%;8TB*m#"
+    ".p-'jP*:3kaD,T-V30_!-;&S#*`R%%k}%$sd'H0t+$;)bA2d`-<6|b+!t+0m^!$U1%T&{ 624t+>5t+(}*+^>A2g{-,py!Pu8v~#$S$o"
+    "!626]P* dP$$am&bs4_m&:3boA'}j'$mc&%fh#&}j'$yu5%gk'-RP!;8gU&D4ZaCJ1]X):3mc8'~i#$TT',~i#$fR'!=D-jX&@7~i#C2"
+    "VV&%XU*-v~>$ts!]23x~>'xRN/x~>$p%.y~>%s%*zg#B4hi#D6We!D4hi#U3,s$g454P#'P-*Qi#$xp5!Q'1YY!;8](1YY!%V2/YY!%|"
+    "f);,I,Tk5$mCL3pr7<2zd&]63qr7;6tf)&s%C8bk';6tf)O6&tf)<6H3}b&:3[o3)XI%wi!)m#,x5<3D>5D*XIB6e!a63bm!A3uh!F3Q"
+    "i#&jy5G8t]%<4jC*]X)$zr5$>^24YY!$xj*%H+YY!$Z2%_!0YY!$}m!H4YY!$Xo!A4YY!C3Qi#<6iZ6%to7C8j[&T63T-.|m%q 295`."
+    "1d`(<6Vh+_29bk';6_e)%y)[63Pi!<98$I3}I&q^&F8bk';6`*&i,D9}I$e*!I7)gk&!P!0gk&:3so%*{/G7m#,h&<4pm#>7D*{/B8e!"
+    "a64Vi!A4Qi#G4Qi#@4t#-;%P2+Vi!#lU)$>*_b'$A#~@%H+UX!$Vu@%_!0UX!$p}!I4UX!$|!)UX!I4Qi#m 643~-2UX!<4iK$pb!,Z`"
+    ")<3[X#%kV62tk&#tP1%R.,QW!%tn-$o*!gy0*R.$X07&a`)<6HJ6sf>:3jzD*R.G9m#-h&%v.>9D)R.Y20e!a64gX!*c8G4Qi#%g_-G0"
+    "ih&<5~<+Xf!$gl0$Pl)F5~<$|W)%H+~<$}T+%_!1~<;9a!/;$j_%B5k%2Qi#W48R.0cZ!$k`)%P(s 648po0$cZ!%}^-D0zn('VT!3Tv"
+    "/%RT8!m.-Qi#Z50[+C1Qh&;6W)!I7)Xv&!P!0Xv&:3QV&*n.G4m#,T'Y52|J!D*n.B2e!b65q;)Qi#G4Qi#V55P#-;%q;+kn%$gx)#>^"
+    "25q;$a`#%H+q;Y59_!1q;$b/0q;$oV#B5q;2Qi#A5q;1Qi#$xf)%Q(D6ix.T83|+%[)C2o.$df!3uP@=8=0Wx>A3]r&I3`]E#wt&K4ut"
+    "&$zf!(v_!g60#v_!$cn0&Sc#*v_!%ra).gR9<6o`-$p&+ZY#T3284ns7<3sU+]65ns7r 657t0[26W4$fEg57+nP<!P!0nP<:3fU&)W4"
+    "_26m#-l,%]:>6D*W4+S%a65PX#A5Vu!%huI'a2U74a*G3Qf%$Sl&D7zm-%X:$nZ))qk!e50zr!C9zr!J7zr!#ik&!=,zr!B7zr!+[s*$"
+    "VEF7zr!$Rf&E7zr!=5`b1/ge9$v#/zr!^50yp!%fr7$zr!D7pMD7zr!V6,ylI75P#'t*+zr!O7$zr!$wa/&ZPN*S4$c[8G7zr!%`o($i"
+    "+D9R,$8L8PX*<3yx)]68tV/;6lp(%s%[35S4$ln(!I7)[y8@6Zn9,[H,[VAv 834m#,S4%ccEV34D)S4%ls!$e!G6sa' l#)zr!/`VA%"
+    "Yq7_35f~''W'*[H$Sl&$wl&F8zU!$jW#%H+zU!$gc&%_!0zU!$kY#0o{/$Z&X28zU!D6zr!<8i'%|o/+af*T68T-.YU,&w_/$B2bf:%Y"
+    "U/_36f~'<6ZsD<3e!a6;mZ/&Ib50eY/%ZX.F5b}';6gh%&i,D6we!$fb%!I7)sz8!P!0sz8 V8,zr!%Ud9)m#,h&$fd%%L[36we!%cuG"
+    "%cV#I9y}$A7zr!/zWA=2a_//we!=8i$+{/#^A$u]#F8XW!#a(&H+XW!$Wy/%_!0XW!$~f#H8XW!$|CA8XW!2|WA<6|i%b36b}'<6Vi%%"
+    "VS#,Pj%%gW/%I!ff30R|.@3R.,zr!Z93o*D7[e!%ti(7&Pj%$gZ'>6Pj%D7gW!D7zr!_38m#-h&%^<>8D*R.B9e!J6Pj%A7c8G7zr!V9"
+    "0P#-;%~<+Pj%;9Xm8#o;.]`B;2w~/%H+~<Y94_!1~<$Zb:1~<#b/B9k%2zr!W96R.0zr!%tUF%ec0,Pj%%kR/%I~ 3725zr!%X|.!m.-"
+    "zr!Z98[+,Z_F<6uj(7&lj%&j$3uY9:3]^K*n.G3m#,UgF%lj%%cL[81y_FB1e!J7lj%A7zr!G7zr!$w0&QQK);%q;+lj%$|T&$pU&.m_"
+    "B;2^v%%H+q;$`v%%_!1q;$P00q;$ro#B9q;1zr!X70q;0zr!<7mj%$Q(D7mj%;8j~!%IC3TcI$k^!!'/zr!U81=0t_9!e^!)X%/Tb8$f"
+    "`!&a!G2zf!(Q$O0%zr!#W7&Uh7)v_!:7fb%!d!+v_!<7de($p&,xe#%iZ&L0Tu+=3jy/E0Tu+Z70rZ!D3ky/<7Yl:g05+jV9>7_o9D8|"
+    "Z$D8zr!H4m#-l,$]:%oV0E9RsFB6e!a70re#A8zr!G5|[%%^q.G2v_!b62rR$$~a$#>]26YY:$b[)&H+eS;Y65_!H4gV#;6a!0;#}5*}"
+    "/D5|[%%ok.%Qz9-rR$$Y&!I,v_!B3v_!K6oY1<2nw10v_!$Za!%u{!z 662{X#%Ic31dx;=4SX._71}V#7 zS2_32z`!Z64iP#D3z`!%"
+    "}R$g64+hx;>6ze.D7d7D5|[%$VZ-*m#-l'$_0%[{.E3su#+mT#G6f_1A3}bG!z3.{d'%rT0/rZ0<3c@+wo!<3Y:$}:-P1$j~#&H+njM#"
+    "P9&_!0P1;4C0P1#[6B3|{%C8P1;7Tj%&wo!C9]i/;7uU%!I,YV,%mv)$B1]i/T71yc,_01QG%}W%$z9z 710QG%I/jo@T84SEG1gY($S"
+    "E/jr)%pl:t 393P1<7ly%<4}q.,TgG%po/g12+ei9!P!0ei9 i),P1_47m#-l'$c4%jj-,ql:;8Ya,%e!G7e_> l#)P1G5}l%@6u3-;<"
+    "7T3+QB#hT!$eqB^66QB#kT!%H*rl:$ep:&_!H9eA$Y!0uU!$^n%A7xd%J5}l%%`e<c33{p!%_`;<2_v1L7W@N8W@<3W@G2^_)6W@%Vh$"
+    "!W@,Pr!Z69t;D4Pr!%[r#O6%f})%Xb+b70[};:3jy6)}l%$fk%*m#/j^#)T)_85q=>6q/-;&Z1+q=#i~##>u 306q=#ri#%H*p-;3skD"
+    "%_!0p-;4;0p-$rQ(B1k%1p-<7sX&x 401p-<7_X%$q4E7vX&&w;N6w;<6w;G2`w96w;&sT4]93p-<7R}$%e8,uT4T71r$7&et:$sh&'v"
+    "X&D8ql#D8p-%_j$)m#.p-B9u5/oy%V71P/-;<2t/*oy%$U],;7_{#0^X'$Vp-A7^X'J6oy%%Qb1!f80`{!%w#<3`z<K1f8&I)ga#+iZ5"
+    "%j`HN1jv(-p#&fY!#W#,jQ/)T})D6Sy+;8Vm$=7f$1m6A9ae!/|}-n 311[+-;%gJA7{)$bf4$>I3Zb'#[-B3Zb'2R|-o 719q4/{)<7"
+    "QP%$Q/z 719q4%IA5T/J9{)N3i~(-p#&bR!7!{)$c)d21{)>3A(s)1^$N2yQ)-^$%Pr;I6^$%]~.$l#,dlH$tb&n 732A)_pH${Q!%V%"
+    "-dlH<2xS2<4ku(,_9$W:'SW1[88o{(.~iM$Qe:({x4$pp,J0de: |'I6J)jl($__$)S)_5:fn2$l{*D0`'%`<$n._26m`&%eW<s 27]_"
+    "!%^v.>1_!(^k);8X!98]k)_s5|!=6|!9+bb*0^!R+1`!0^$>7`!M2`!:2`!G7`!>8`!M3`!#_o)CsXu'$u}A@4ZV#+j)J9qu3=0=G0}n"
+    ":!g*)t*/fSK#g]#'Tw3-VZ).Wg*$gZ#K2{y2I9e,%ga/'e,G9u'%j;!`U1*_!D3e,H9e(;4rv)_s9zgK3_%<3_%0Uo&&Uo!c22j-l 42"
+    "3j-H1yqK$f#.y!>1y!M2y!$T.1^O!w!(c7J:QtKb67QtK S!K5RtKb67RtK S!/k.<6S!G4VgK S!H6e`)%t{;94xYE/dQ*R42Z(!kt9"
+    "7&`&*~}*$f(L3R#B8Q#~ s13(Q#*aP$:ubz)%XkE.R#[16S#O2(S#+v{E%bGL0T#%iS0$T# K)o!G7hQ!>7yP%(q8$Pb9$^c9-^g)#]y"
+    "#+jq)D9Z_!J0s%(ux$F9nS,D4Y/C4Y/F9Q_9D4X/C4X/F9|}KD4W/C4W/_99V/#_zF#UX=2V/R21w8!cY!/P[)(`)_98U/L3P#B8~!gs"
+    "3'}!H7R/5P%$Q/&P#7(~$H9~.=5v|,-R#$~.%R# K7&T#/`w)O8 ^w)K2^w);7pQ$-ck4$Zq-C2_P#%aW/M2WS6!Z#/nR6D3nR6>7Q#'"
+    "[j%;7at4-Yj%$xm%=2ln4,nR6[74Uj%'[gC72nR6F7y_0%V'(wW!$}p9D2ct)%^Q%.nR6D3nR6#t^:1nR67;a#%W#*rj%#gn%!_!1~P/"
+    "#|d4H6Vj,#z!^76Uj,A3dY(.gg/%}t/4{x-;1tZ$^43zx-%pj$%aV1O4<qf/%]$I9oR6D3oR6;7d%)h#3mf/%KC1mZ$D7{$0lf/W3_{)"
+    ".nD>7y!,9&{!*ju4'kn>]r7~s/*`o>*{s/$mf4$`QL/cz(=3`RL.:#U!(}p!-bP/$zh=#_%D2_P/%gY//[x-)Sy#J4kP6=4w~&H1qf/%"
+    "Wt<$pi!,s~&%R`!%HJ5g]F%bb<.zw#%R`/%z+,jr!7/Q`/%GI6pR6E3pR6;7Q1)i#3}_/%KC2tw#D7x/J4j~&)|z!.oi%&]j<.]h4%Xy"
+    "!+dt4&^{A#Zs4+Z/({iKC8gjK@6X!H5o.#dt4/RY$$z%*P|#1`i%=4X~&2pj#%s_/%m'E4W~&%7%c[*2j}&'e--u{.B0W*,ZS*T45aW/"
+    "O0*pR6>4e}&-nu(+e-%~Q%(i#3eb/%K-US*Y42c!K4a}&)ct'.e-=7{!,9%p;*[}&#{S#%hp4-}]4&Ro4#=(}]4>1X!0hv-$w%H8p;;4"
+    "]o4)vx&2eZ/>3e-0Pw-$S|&%m'D4||&%d:%{|&+~Y%%ZM5mt)%ZS*_13{v-Z55s*-}h/%}X/O5*pR6>4]VG-me(,g:F6i#3`a/%K,TS*"
+    "<7o@%lx1I5g:)fh%/Pk4=2{!,9<3}!*Pk4({UK.cbH'~UK#=(Q.@6X!1g:&Vl4.Q.#p!)g:2iz0@5g:1cv-<5h:%gh/+h:;7W~)%I,qR"
+    "*$u~:f20pR6!</pR6Y3_~v$73pR6D3pR6$fu!4P]!$b}F2~U/$;/}U/*bO-oc/${-L6Uv-<5e}!F6Tv-Y62R0[52zU/$y(7&`ZG%a}#'"
+    "`ZGD1Sc#D1dAF8k#-|h/%q2=8C*b3C9S]!H6ou$)ns)/ms)>9{!2mo4,U]!&zn4;,T{4,]b4*qo4+oh.#aV%$alH1qR+%dn41UB$W!)c"
+    "%+fV%;4y`%%_`-+^]!<6['/XV-B9z-2qu-%^w$H5vm1$`v$%j)D4Yw$&^5%I1kyKN,wR6L3[t5%]v0.WT+%se/%X--q{1%[k17&Tw$%`"
+    "o!'Tw$D1uk#+ZV%<7gS!(k#-z}.$pQ!%jY$,|P!$u5%c!a47gl#(n>H2cd4=3|!3er4Z74^f/&rq4<,W|4,l0+kr4+nj.%hr4$_!0dS+"
+    "%^q40rD%|^G)ig#3`V/%sn+3qn1%c{K%q<c72x.&IO33US65x.>9x.,t_!%{}K%i+,rQ!%ae1g74+US6#dvN/US6E3US6<7S_!(k#-d-"
+    "*sm#/Yn1%XY*0ujG<9~!*e[0&op4L,T[G<7zn4(m#2vr)<4c|4K5[l1&`TL%wa/L6h+>7h+'r*,[s/)yh2,mv!$]y#$rI^78tr)#~k$="
+    "slh!C1Su!+sr)%x[<E2zdA({v45a|5Z11e`1U77u]$+W:+pr)%tx;+he#)ibD,p],$iw;<2]VN1pPO.S_0&nh472]V6%aWB.te#F7jq-"
+    ";7yd!G8_}5[3_mr)$]e01^V67%|!&u,+l[,$y}#L2bn,%hm40{W!%|w4/|W!A8uo&-~c/$s_'M4{w4<8^T$.zw4%Zc/&m%O0<Yc/<1u#"
+    "J6Qw5[3_er);7Ym!)k#3Wc/%K[80dHB7c!0Vc/X3_br)/ar)V11ffL-:%~:+Rw5%ueB%kfB.{g4%fh4&A){g4A2_!0tPB$S&`12SX!$v"
+    "w4)g]!,_r)<4`|!%tT!+TX!%]U0/uw4B8Qr#2tw4<4]_.`87u}.%nQ!%xd7,f_&%PX/%~pL2YfA$WIG7zc1%`^,%],O9<n^/<2f}.J3{"
+    "x5[3_Ur)<7VyH(k#3l^/%KD8|y!%fs!%c}!H9jg!)Rr)/Qr)%Pa@H8pp3%p#,iv4'qWB$Yu4,l/%gj4&A)l/B7_!1QW!$iv41QW!$t0("
+    "QW!2~q)<4iv4K8qc1%[s,%xv0,hv4&]_/$v)1Tp.%}~)G7ib1%R^,$e*,{~)%e^/O4'`u4%~_/J8]x5[3_wq);7mT')k#-a&$T-$K,x~"
+    ")q 761c!`49bW!)tq)e43g}3e97f}3g75'f}3,~rA'^]B$A)lRBA2_!H3b<$bS20V|*$W&A1V|*2qq)n 500t-1e~.$r'%WR#D0pR9&}"
+    "~.$eS$+[{$@2YM3qV6>5b.,Tf#;5aS'%S+]10wh/&d^/7%d.$up*'RgHC2iu!,mq)%ZI*l#-Q'B4WJD1]P*;7VV#%e!a50[;)q6/ux/$"
+    "h|%`10PX4<4Q#+g.$f}3%^P4.g.$t~3=5A)g.B7_!1];%iP40g.$zbB)j%J7g.(];0hf#=5{aB%_+D5vmB%~*%blA+hr%$ko<J2iq)(="
+    "0bU6X3_hq)/gq)$bBJ5_P6#pe!)XX4O8#r^!%Wd!I3`j-$xz!G3`j-%gb/$m&D7qV6%~x/M8qV6<8gb/-ei8=5tr!%aQ6D8zr.%e07%["
+    "V#%VQ4>1l[K+bw!,eq)v 767l#,h,<1Q:>7D*~3B8e!I5ur%)dq).cq)$gY3!^*/cq)<5po5,SR6%lu3F2TeJz 791kq!+aq)$hY3-kq"
+    "!(f[3,kq!B5kq!D5tU3<,D,V!=69+]g4$|^,0kq!$kFG5kq!F9[c+;7rT#G8p`5[3_^q)%n~+#[b+72|!&l*+kq!O5$kq!%w|31hW3<5"
+    "{%.lq!B5Ve+E5R{3%wR35Ve+<1Um$F5Ve+%QU9%p%!dk+)w3%R^97&Ve+&Xb9J4Tn5E3fwI<7vp7)l#,w3<3D>5D)w3%wQC%}v11Ue+)"
+    "Xq)N6hW30xq/%hW3D7am37ghW3$U&1hW3$X&(hW3[3_Vq)=5|^%%yYK+av4&yt8/Re+%joJ%[.1Re+<5Re+_15Re+%^i8%v)D5Re+%~p"
+    "J&I2ad'!l1$_XK.T}-%`S%%f,[57ihO%QR67%xy$%cg('Re+C3X=,Uq)<7ce#)l#,g&%[y$%pd%D5We!&ekN(]S9-w/)Tq)0~xI%|{Ce"
+    "57rU3~ 775trU3$U&1rU3$X&(rU3K3PyI<5Ue%b15}d+'|`8%di7,Yt3%W[3%`S7K5ru4@5}-,P}-&`b8%^}4,od!&ib87%g_#%o='_e"
+    "%C3RW!,Qq)v 779l#-g&%r.>9D)}-%|vN%]_21be%)Pq)/~p)'UjJM5PV3D7rUB/PV3+}-(ra@$A)|_@A2_!I7v<$;0v<%To2(v<2}p)"
+    "o 548}-0Xr!%]n$&Qs7,|:C7xr7~ 1645Yr!%l~)!i.-Zr!%yb$%X+,m~)<5uh.7&cf%%gt4'df%D3SR&,Zr!%YY$)l#,S'%bW$&_v4,"
+    "|r%&lSO%ZU71i;)}6/Zr!&_jJ/YP2'g$+j.(yYMBr|$I3rZM,hm@B7_!1i;$;0i;%X|2)j%2Zr!A5i;1[r!%wf%&Vy7-xy#%x+%X)+j~"
+    ")$gm'J2yp)>3=0Rf6X3_ya)/wp)%ex,&_!F7af!)|_37%[r!$~[/I7[r!<5mbM.c_!*rd+D5rd+%`fGM5rd+<1yr*F5rd+%Tl7&n0,Ux"
+    "8'Wg77%pd#%kr.'rd+C3UY$,up)v 786l#-h,%T:>6D*P4+R%I5qd+)tp)/sp)&Pk6G1c_!%oU!,VQ$$zs5>4_s5,_h5%hzC&A)_h5A3"
+    "_!0zr,$bw!%n~M+;$w]5(lk$,rp)U51v]C1WQ$%wS1!H-}x7*b_!I1gd&<5pr&`12b_!<1`a#$_,c14TX#%IF7hn-$ax#'}x7F6XV#0}"
+    "x7&bYK/e`!%p&%t~!D2e`!%VU#O1%gm/%P{5>1cS0+]7,op)<7}N)l#-j'$s_!%gQ5E2e`!B0e!`51`[')np)/mp)%Xo3H1TY9&hT!+^"
+    "o!,So3.y0$|B$H+g]:$[c3%_!0y`+<7Yb30y0%Wb3(y0,lp)%^m7&^o!C8ea+%fm7G5mQ*&_^5$B2yi:=6paE/Qj(<5uo#%pc$,mQ*&s"
+    "F%IG9zi7<9wDG1xS7#wD0jhE&hU;.lQ*<5[j!%d=,qkD%eX7O5&lQ*&sk5&ej#C4]c$,jp)=7ij$(l#-j'%|WE>8D*uA+gBI5kQ*)hs&"
+    "/hp)<1Wj!H2V{5%Y:+bc!%uW6%kX6.uA%u^D&A)uAB8_!0pR/%}wD1cU!$}B)ge'1bj%U51Y~73ap!<2n5$f*,S~(&|>&I/|>Z8,yY8O"
+    "8*|>&jd;G1dq!%of(%k;,n`*=5TZ<7%gP,&~V<&W_%D2ca&,gj%H7l#.u]#(yg%H8`}3>4j/-;%PiE+{o$,n|3.k-%i;=6A)g=B8_!0k"
+    "-%C0k-(tr3'c21k-=6aP53cm2%dw#@8Zj52m;M8m;$`V+&bp)g41)m;<2Y]*_18bm2%{I%{Y3,Y]*'sP77%p~#@4ps6G0`wI[3_`p);7"
+    "Tm+*l#-k-)_p)H5_f6(x.-bj#%UM+luC$zQ&&te60[8$C(X^#2]p)=5ok'K2nz!%`P%%[V7,guD'[8>4[8'e71Pd)O4.[p)%Uo;%V#,]"
+    "Y0%dr;$s#,lc$%_~&@3zz<.w)(q$0Wo6%wl00]QE'y+*w),PV40w)>9S_N's,1w)%Uy)c19Vv2<7jm0%yR7K1h4&I)f#F1V^8=7~P!7!"
+    "y(&r|62y('c[7(vV!_92_#$rU$2]#*UQ2,SQ-&br6&j[7B4^7%S~#%qW!-wc3&Vm6B6Xn) ]{!#V7%Y!&pc!D4kh*1dv+B9dy0M0qU4H"
+    "8^{(5o[>H4^{(C4qf!)ox& }{07$ZT2h&strided_Zg>1bT2)A7#iT20II1iR20IO2.IO3.l#O4.IO5.IO6.f$O7.IO8.IO9.Ig10/J7"
+    "/r)O1/s)g13/JO4/JO5/J7/w)O1/x)`18Sa2_54Sa2E9Sa2_19~g>w 315Sa2!bLO[ o3I]T!O2#T!0[vN7%W#0Sh>7%U#J3Z$O3#T!J"
+    "4T!O4#T!J5T!O5#T!0z~N7%]$0z~N7%Z$0z~N7%X$H9R!O6$q*H0S!O7$S!1v+O8$S!1w+O9$S!1fl2O0$S!1nl27$S/1pZOO6%Z10u+"
+    "O6$u+1rZOO6$v+!YP>7#Uo2;1_w'6Uo2!Ub!7#Uo2&auJ7$pm24lt>M6lt>$Z^$>6lt>K6lt>$J^51pm2:4vR!0lt>4Pn);,cf>(uj)<"
+    "7`Q.1tW(<,QVO+qr27([n2Y68~x/)RV.'z^>'}S.F4pn294ot'&,I:]q)$rd+(y)]79]zO>7sk6)6>6sh#(6W8,ql6B3S$B4YyO%b!#y"
+    "(-Xm+$bW##Fg56 o{Cb70t#>6c&J4WyOa53WyOr 4_6k$V9,x!.lv.A7~]6+jv.&w%#af)J2k$>9k$J6SxO[53SxO(hlMB5}$B8}$&ua"
+    "6!g!.n_=@4Xq#C5^T#*Z&'nw$s 4_8^x%&Sh$;,{]>*~4%h&#q*#bk)-ciO%Qi$$Ua>&_v)*EA8q$W7,|b=*Uc9#Sw).Tw=A9j$D4~!A"
+    "8].#iq#!k0*E@1j$T62Wo)+E@2j$$l^O0]f$#U%E8rf%%Ww6%v_%-zXO%mp3%~ROG3mhN$Wy#%st&0r[@$TB,mp(%{zN&t]8/ga1&Y{E"
+    "%v|&0QiO%_!,r%&cb%>1A)zoN%bnN%@D3{oNY5,{]%3to)>1Rw#C6dBF7P]4%s=F1`d)_4_h~:C8l#'}d+%wl)C3~42{Z>y 4_1H)2#v"
+    "<'}3G1ge*%wg%-ak;%r`&$u&N6oQ([16vd+%d^%>6]!.fm*S16td+G1z!=2z!3YW+U16td+0kX+>3`!M2`!=2Wp*4Ry0 `!M3`!$go*+"
+    "sQ(%w^$D3td+&P`$7 gZ>b18gZ>V4_g}0H4bYN#qk&J4vW)#o.-m~C$Q!0n8$_Q$,Y,*]eOf69~o+`8]_p*>6X!.S(=9vo+-lU)2P%;2"
+    "P%N2xp+K8Q-@9tp+-oz(#^#4[q+K8d-@9Wq++h[##p!'}7._*C3~7C1nR!L2~s=b52yp(_4_]]F=1yW!G4on(v!4_23S{*&cP=2qT+#U"
+    "a:g86%T&+rb6*Wp+I7P(=6bo+7$x!H1hT+J8y!$fT+=6qx+7$z!H3cT+&[YOJ7aT+$xf:(b}7 v!+mq7@2uZ!/SrAH6kf!+WEG2}$(^V"
+    "+=4dT).fy*C1QT((]|6!Rn,+`V+;3|X5-l!$V%,`V(@1_[O.aV+$nU<$kx4)aPI%Td.$~XLC1YIB5qVIU87m#'v~&'gy=+t~&%dP7#VY"
+    "*+QbO<9kY*+iw=&SZ*+|}3&duG4[q( Y!G3n%,|J(S%(J%vQOG2rq([4_Z^H$sS/$QV-7Je#&U-*eXI%pd74Yq%<6l_*/uVO$;/tVO*n"
+    "dI-u~<&nt95Uq%%tVOF7tVO%_cG%fRL,ljO(rXO7)Wr(c17Yj=[4_Wa6'eiG'k#-fVL%z}1=9C2ciG&dYO/X6'YQ-_4_Sa6%WPJL8h^*"
+    "~ 278kh^*$w%0h^*$z%@9_v!,`])%T^O%c8D6yfL%x%/^W+A5t-2~UI=1__6H5yfL%zd.%bbL-RuIB,HJ9gP8%^v$G7ueLZ5,z,,ueL%"
+    "R#O5+yq(@1by<+xW!D3TXI,miG/go%%ehL'K,_/D2~/0bR!@3gIF3|q&%rv3/xW>%^5*_d&%^Y*)Sd*(vx))SZ*+iZ:$zx=6vX*$z%I9"
+    "fwG=2jZ*'l%2dhJ%{l*2__%&mp$&r/,dW+%xX&%Pu22p^0'k--_gJB0[*,V^%%~gJ!H7)pq(>1ry'C2da!,ee><2QZ8(k#-QXJ&gn6&C"
+    "*k-B4c!0h_,@4ee>H4ee>%{QI0|Q%=0d$+hV*%aV*&od*,p-+YW*+qY:%VW*M3{U*$S&a10W<'pW*'u%7#e`J3wS%&k_J&Pe%,Qs;%|`"
+    "J%`j@+xq!>7oL2Rt9>3`.,c~&<1af3<8yR,,a.&fw%7+mq(#u{K/mq(E4gd>&ciH(k#-|&B7lID4uWI'oX2$n#0|:@4e`!H3eW*=7|!3"
+    "PX*Z28i~7&^W*&bb*,]e=+VX*+T;%sx==8XX*4QsHI0V;$U~)(V;2jd>!dU5%a.0^~&&W}4&rR&J8P`2&[`:+f`(%nq%O6 iq()VG,ot"
+    "!@8T%K1iq('e}3^24ue!)]P*O2#R^!$ve(a12gfJ%mQ>/gfJ)Re%D2XV)<5QaJ5ZX+&sx9F1gfJB2g0,w~0&WgJ7'eU)%u#J3eq(s 4_"
+    "4jWI^90k#-]]J%_S!=0C)v3%ar8%c5/cU)o 4_4Te#G4Zh=%}x&/Zn&%~u2D7cgK$wc*%Wb*.v3'~`*$A)v3B7_!/VP&$S&'Z{=);=1i"
+    "]*'u%,gfJA5b^!,n~0%VgJG2k_7$~q#%l+2ql7T07^P30gfJ$a)@9{gJ0l5'IK5R~&b30R~&#q30P|1%z_'.^WI,gR7E6uYJ$t.7'VR)"
+    "%te-J0~}&s 4_4[WI^92k#-bRJ$^'U92C*p0B3c!G2TR)o 4_4]]$/eV7%}`*0cQ(@1][77r}`*$S&1}`*$W&(}`* u%2uYJ<2v.3kgJ"
+    "%r'%Rp13hS3'IK5~m&$niI-~m&4y.%xQ(/eQ1&Wy4%d`*,PWI%^P3g14+{m&@2dg)+p{!D5~VIG9k#-e-'`S+_4_RY7=1|l.5v^*!_|0"
+    ")tw=.v^*.i+=4g]*'y#2i+>6i+1`eJ%[V3D4qy--i+>7i+'r**vd:$ph'$pc#(~jK'Z|=0U|*'[a*/[d# PW!)}jKH8]d#)[iK-bz<A0"
+    "i_&B2|mC%zx)F0bz<'kX*+dd##j0O7 Td)F3UnC%]k#*cb#A7}c#C3kn!C7_`>=8j_4 t#73}!&T*C7|kK=2|&0eU!$Ww!I3eU!<2</T"
+    "^J*bHE2rf0=,F2rU+%vZ4^23R^J%]2%th/,Q^J%V`6O4+Rd)(`V@C3]i!D5]i!%wP#(k#-~]J%Sy7=8C*sEB9c!!skA-^8@6]i!0mx&%"
+    "g]1M4wZ*~ 297twZ*$S&1wZ*$W&A1X{!x 60:xo:%qn(+wmC*|gJ+d-B9hc!J2|f8;2~W$`91o}I%`z7%~]-+je'%bP!V30a}#/|w*%}"
+    "tJG3o[JB1],D9fF%s.g31+vc)(Wl9C3pl!C6Xs:<3Pu5(k#3YcJ%KC9yw!%gr0&X1H3zG@6zGG6zG>3p#3td([29W_K+rX=.aT!,yd(+"
+    "aT!$vd($_!0lc($S&1PZ=$W&W14[=J6vIT34r-3f[J$Qr#%z'D3hP$&s[6$To,2sr#%]k1_83`ZJB6g*#ir@)w-&{eJ7+pc)>2^u5D3]"
+    "n%D5w-G2l#3{aJ%L'dbL%e!+j.`23Zj$@6l_#H6^P(>3}!3yP([30dY=+rX=.h<,~P(+h<%{P(M4q~'$U&1PZ=$X&(in3 v%O:!fl6c9"
+    "1l^J%z|3%^7D9z-%~i:%z)+S{@>9_S!4yU+>9g.-TlK%]i-&V+D9xhJ%l_JO1+nc)y 242nc)t 4_6ro!G7l#-R'B3_JD1}T<$g[1&e!"
+    "a24c;)R|%/to!%Rb<0{T<&gP4+}Y=,]Y=.d;,`t'+d;$al,$_!I5uo!$]q*1d;=5~t*'v%2VlJ(d;1RlK%rw1%lnLK4uuD%Ir 108`d#"
+    "$Qa%O9 mc)c18px> j]!'U%c70mc)'ujJG3ye!)Qr*O3#y^!%Yx!H5~jBV24|T=,z^!A4fq$'{f6%QV)%fQ;5gq$%Zp7]24hq$$yo4(l"
+    "c!D2~3$PJg48+mc)!P!0mc)E4YU*v 309l#,h,&}g4>9D)~3%TW#%P_!H5kq$)j]&0YU*%dp)/Wp7%wl*-Q_!(YR+$aS+,~3X7,H+{`&"
+    "%U]K=5[}*.c3$k40TC>1ws*'v%+Q_!%TU&%^p(,R_!$uW&!H-mc)){v0!yl47 mT;H1Up7=2c]4$u)-_`.%w5&IK4qR)'n|J^39{30os"
+    "(&]UK.Pm-&wf4%h-,|m.%|f4O2&z`.%Qd5'{`.C4Ts$C7{R+%~{0*l#-j'%zk.>1D*y0B2e!`25XX$A7_,0{R+(r#-Tf*&m3+Ss*+ZR+"
+    ".mc)$^R+%akK+mc)%_`Kd0,f`K$U&1hS+$X&A1xd!a78yD%^a.K1Tq7%e}6%|'{ 258Q/M9Q/#WQ!'jXKg41+Q/@9Q/,ea!%{(&o+,{R"
+    "!@6j]N7)Uu(y 261Uu(94jR*(td#<3~~C)l#-k-@8zL0Yp)V64]!-;%hr%C1rkK+}~*H4o+=3{~*'z#1o+&al)3qn7%QQN%Q&D2ar&&o"
+    "+&I)WP'+ia<%iQ;%U!*gB+y^;%L,bm!B4ZiMD6Y]EY66cw&/A&bh#5Uz&'^eMJ7s#@6Vx&!RW2*R#B9Vx&!A(m/C7xiM-|}6&xQM%{T)"
+    ".f/%gk%J1em(94my(1pg@'Ya&C4~p!H9j.K8[x&$rl!]68^x&'lV-D4_^'I8I)2-_x&_87WV9%yU&J3V^;&q)O7!p}0#V^;*`!%bv+>5"
+    "`!/zf0V74^~05u}0 ]u:3[h0U74pP10wy&@1eR;M2b!>2qu05Ty0 b!M3b!>3Xy03fTG+_u$$^X$J9kx&$_a!'XyNC4|d!@8|d!F8kw*"
+    "#Tb!J4gY@#R/,Q!N8mx&$}P5-h,&sy>&h,0sg1&ni*E4zT'%Uq!&h,I5|P'<4|T'G4nT52_%O9 {x&@1|k+3QV'=4QV'_15Z_9E4px0#"
+    "x!>6x!M2x!%Q.0jr#@9iw!^92]P8C0}8C5jW!F9xc1$mpF&Xy&C5{MF9S{:${U5&Xy&C5nKH9]u0&fs&y 146[y&m!145]kj+7$Z&H7S"
+    "^1L8P#B8~!~ s18&~!I6Q^1L7P#$hy&'Q#O7&Q#H8ky&{ 276R#$my&%R#Xd2UT(0joMU71dX$0Zz&3vaA_53Zz&f53T](!Yd)$oa)";
 
 static const char opara__ptx_epilogue[] =
     "hn.version 8.0\n.target sm_75\n.address_size 64\n.visible .entry opara_unary_f32(\n.1t$m .u64=9_;~ _0,*F"
@@ -23523,7 +23630,7 @@ static const char opara__ptx_reduce[] =
 
 static const opara__kernel_image opara__kernel_images[] = {
     {"cast", opara__ptx_cast, sizeof opara__ptx_cast - 1, 17037},
-    {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 136582},
+    {"elementwise", opara__ptx_elementwise, sizeof opara__ptx_elementwise - 1, 149833},
     {"epilogue", opara__ptx_epilogue, sizeof opara__ptx_epilogue - 1, 59238},
     {"gather", opara__ptx_gather, sizeof opara__ptx_gather - 1, 93194},
     {"layout", opara__ptx_layout, sizeof opara__ptx_layout - 1, 36303},
@@ -24452,8 +24559,13 @@ static opara_result opara__lower_dynamic_quantize(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
+static int opara__lower_fused_act(opara__fused_act act);
+
+/* Add, Sub, Mul, Div, Pow: opara_binary_f32 (with the record's fused activation) or opara_binary_int. */
 static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop op) {
     const opara__shape* y = opara__lower_out_shape(w, 0);
+    opara__fused_act fused = op != OPARA__CUDA_BIN_POW ? w->params[w->node].u.broadcast.activation : OPARA__FUSED_NONE;
+    int act = opara__lower_fused_act(fused);
     int64_t count = opara__lower_numel(y);
     const int64_t* st[2];
     opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
@@ -24467,6 +24579,8 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
     if (w->dtypes[opara__lower_in(w, 0)] != t || w->dtypes[opara__lower_in(w, 1)] != t) /* e.g. Pow(float, int64) */
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "inputs of different data types");
+    if (act < 0 || (act != OPARA__CUDA_ACT_NONE && t != OPARA_DTYPE_F32))
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "a fused activation needs float32 and Relu, Gelu or GeluTanh");
     if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
     opara__lower_collapse(y, st, 2, &c);
     if ((r = opara__lower_meta_walk(w, &c, 2, &meta)) != OPARA_OK) return r;
@@ -24477,7 +24591,7 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, count);
     opara__lower_arg_i32(L, op);
-    if (t != OPARA_DTYPE_F32) opara__lower_arg_i32(L, t == OPARA_DTYPE_I64);
+    opara__lower_arg_i32(L, t == OPARA_DTYPE_F32 ? act : t == OPARA_DTYPE_I64); /* binary_int: is64 */
     opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
     if (t == OPARA_DTYPE_F32) opara__lower_args_walk(L, &c, 2);
     opara__lower_grid_1d(L, count);
@@ -25669,11 +25783,13 @@ static opara_result opara__lower_max_unpool(opara__lower_walk* w) {
 
 /* ---- convolution and GEMM --------------------------------------------------------------------- */
 
-/* The kernels' code of the activation the importer fused into a Conv or Gemm, or -1. */
+/* The kernels' code of the activation the importer fused into a Conv, Gemm or binary operator, or -1. */
 static int opara__lower_fused_act(opara__fused_act act) {
     switch (act) {
     case OPARA__FUSED_NONE: return OPARA__CUDA_ACT_NONE;
     case OPARA__FUSED_RELU: return OPARA__CUDA_ACT_RELU;
+    case OPARA__FUSED_GELU: return OPARA__CUDA_ACT_GELU;
+    case OPARA__FUSED_GELU_TANH: return OPARA__CUDA_ACT_GELU_TANH;
     case OPARA__FUSED_UNKNOWN: return -1;
     }
     return -1;
@@ -28932,6 +29048,15 @@ static void opara__write_dot_text(FILE* f, const char* s) {
     }
 }
 
+/* What the node computes, for people: its operator, and "+Relu", "+Gelu", "+GeluTanh" with an
+   activation fused into it ("Add+Relu"); written into buf (cap bytes) when so. */
+static const char* opara__node_op_label(const opara__node* n, char* buf, size_t cap) {
+    const char* act = opara__attr_string(n, "activation", "");
+    if (!act[0]) return opara__op_name(n->op);
+    opara__format(buf, cap, "%s+%s", opara__op_name(n->op), act);
+    return buf;
+}
+
 static const char* opara__node_label(const opara__graph* g, uint32_t n) {
     return g->nodes[n].name && g->nodes[n].name[0] ? g->nodes[n].name : opara__op_name(g->nodes[n].op);
 }
@@ -28940,11 +29065,14 @@ OPARA__PRIVATE int opara__plan_write_dot(FILE* f, const opara__graph* g, const o
     static const char* const colors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
                                          "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
     uint32_t n, k;
+    char op[64];
     fprintf(f, "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"Helvetica\"];\n");
     for (n = 0; n < g->n_nodes; ++n) {
         fprintf(f, "  n%u [label=\"%u: ", n, p->position[n]);
         opara__write_dot_text(f, opara__node_label(g, n));
-        fprintf(f, "\\n%s s%u\", fillcolor=\"%s\"];\n", opara__op_name(g->nodes[n].op), p->stream[n],
+        fprintf(f, "\\n");
+        opara__write_dot_text(f, opara__node_op_label(&g->nodes[n], op, sizeof op));
+        fprintf(f, " s%u\", fillcolor=\"%s\"];\n", p->stream[n],
                 colors[p->stream[n] % OPARA__ARRAY_COUNT(colors)]);
     }
     for (n = 0; n < g->n_nodes; ++n)
@@ -28959,11 +29087,12 @@ OPARA__PRIVATE int opara__plan_write_dot(FILE* f, const opara__graph* g, const o
 OPARA__PRIVATE int opara__write_trace(FILE* f, const opara__graph* g, const opara_node_time* times, uint32_t n,
                                      const char* track_kind) {
     uint32_t i, tracks = 0;
+    char op[64];
     fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
     for (i = 0; i < n; ++i) {
         uint32_t node = times[i].node;
         fprintf(f, "  {\"name\": ");
-        opara__write_json_string(f, opara__op_name(g->nodes[node].op));
+        opara__write_json_string(f, opara__node_op_label(&g->nodes[node], op, sizeof op));
         fprintf(f, ", \"cat\": \"op\", \"ph\": \"X\", \"pid\": 1, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
                    "\"args\": {\"node\": %u, \"name\": ",
                 times[i].worker, (double)times[i].start_ns / 1000.0,
@@ -34224,6 +34353,64 @@ static opara_result opara__fuse_relu(opara__imp* im, uint32_t relu, uint8_t* dea
     return OPARA_OK;
 }
 
+/* The "activation" attribute that stands for activation node a fused into a binary operator: Relu,
+   Gelu with approximate "none" or "tanh"; NULL for any other node. */
+static const char* opara__binary_act_name(const opara__node* a) {
+    const char* approx;
+    if (a->op == OPARA__OP_RELU) return "Relu";
+    if (a->op != OPARA__OP_GELU) return NULL;
+    approx = opara__attr_string(a, "approximate", "none");
+    return strcmp(approx, "none") == 0 ? "Gelu" : strcmp(approx, "tanh") == 0 ? "GeluTanh" : NULL;
+}
+
+/* How many live nodes read each value (the graph's consumer lists predate the GELU fusion, which
+   rewires inputs). */
+static uint32_t* opara__live_reads(opara__imp* im, const uint8_t* dead) {
+    const opara__graph* g = im->g;
+    uint32_t* reads = (uint32_t*)opara__calloc(im->rt, (size_t)g->n_values + 1, sizeof(uint32_t));
+    uint32_t i, k;
+    if (!reads) return NULL;
+    for (i = 0; i < g->n_nodes; ++i)
+        for (k = 0; !dead[i] && k < g->nodes[i].n_inputs; ++k)
+            if (g->nodes[i].inputs[k] >= 0) ++reads[g->nodes[i].inputs[k]];
+    return reads;
+}
+
+/* Activation node a (Relu, Gelu) whose input is the sole read of an f32 Add, Sub, Mul or Div's
+   output that is no graph output: the binary node takes it over (attribute "activation") and
+   produces a's output; a dies. */
+static opara_result opara__fuse_binary_act(opara__imp* im, uint32_t a, const uint32_t* reads, uint8_t* dead) {
+    opara__graph* g = im->g;
+    const char* name = opara__binary_act_name(&g->nodes[a]);
+    int32_t y = g->nodes[a].n_inputs ? g->nodes[a].inputs[0] : -1, p;
+    opara__node* prod;
+    if (!name || dead[a] || y < 0 || (p = g->values[y].producer) < 0 || dead[p] || g->values[y].is_output ||
+        reads[y] != 1 || g->values[y].dtype != OPARA_DTYPE_F32)
+        return OPARA_OK;
+    prod = &g->nodes[p];
+    if ((prod->op != OPARA__OP_ADD && prod->op != OPARA__OP_SUB && prod->op != OPARA__OP_MUL && prod->op != OPARA__OP_DIV) ||
+        opara__node_attr(prod, "activation") || prod->n_outputs != 1)
+        return OPARA_OK;
+    if (opara__node_set_string(g, p, "activation", name) != OPARA_OK) return opara__imp_oom(im);
+    prod = &g->nodes[p];
+    prod->outputs[0] = g->nodes[a].outputs[0];
+    g->values[prod->outputs[0]].producer = p;
+    dead[a] = 1;
+    return OPARA_OK;
+}
+
+/* After the GELU fusion (whose Gelu nodes it may take): every Relu or Gelu after a binary operator. */
+static opara_result opara__fuse_binary_acts(opara__imp* im, uint8_t* dead) {
+    opara__graph* g = im->g;
+    uint32_t* reads = opara__live_reads(im, dead);
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    if (!reads) return opara__imp_oom(im);
+    for (i = 0; r == OPARA_OK && i < g->n_nodes; ++i) r = opara__fuse_binary_act(im, g->topo[i], reads, dead);
+    opara__free(im->rt, reads);
+    return r;
+}
+
 /* The spatial pads of a Pad that an unpadded AveragePool after it can take over: constant 0, no
    padding of N and C, each pad smaller than the window; 0 when it cannot. */
 static int opara__pad_for_pool(const opara__node* pad, const opara__node* pool, int64_t* pads, uint32_t* n_pads) {
@@ -34446,6 +34633,7 @@ static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
     for (i = 0; r == OPARA_OK && i < n; ++i)
         if (g->nodes[g->topo[i]].op == OPARA__OP_ERF || g->nodes[g->topo[i]].op == OPARA__OP_TANH)
             r = opara__fuse_gelu(im, g->topo[i], dead);
+    if (r == OPARA_OK) r = opara__fuse_binary_acts(im, dead);
     return r;
 }
 

@@ -67,9 +67,13 @@ def pool_takes_pad(n, pads):
     return all(0 <= pads[2 + i] < kernel[i] and 0 <= pads[rank + 2 + i] < kernel[i] for i in range(len(kernel)))
 
 
+BINARY = ("Add", "Sub", "Mul", "Div")  # the operators a following Relu or Gelu fuses into
+
+
 def gelu_chains(kept, init, uses, outputs):
     """Erf-form GELU chains (x/sqrt2 or x*(1/sqrt2) -> Erf -> +1 -> *x -> *0.5, or *0.5 then *x), each
-    intermediate read once and no graph output: the importer makes each one Gelu node (5 -> 1)."""
+    intermediate read once and no graph output: the importer makes each one Gelu node (5 -> 1). Returns
+    their count and how many of them then fuse into the binary operator that makes x."""
     import math
     from onnx import numpy_helper
     by_out = {o: (n, ins) for n, ins in kept for o in n.output}
@@ -92,7 +96,7 @@ def gelu_chains(kept, init, uses, outputs):
     def other(ins, v):
         return [i for i in ins if i != v][0] if len(ins) == 2 and v in ins and ins[0] != ins[1] else None
 
-    count = 0
+    count = into_binary = 0
     for n, ins in kept:
         if n.op_type != "Erf" or not single(ins[0]) or ins[0] not in by_out: continue
         p, pins = by_out[ins[0]]
@@ -111,7 +115,12 @@ def gelu_chains(kept, init, uses, outputs):
             count += 1
         elif o1 in by_out and single(o1) and by_out[o1][0].op_type == "Mul" and scalar(other(by_out[o1][1], x), 0.5):
             count += 1
-    return count
+        else:
+            continue
+        # the Gelu then goes into the binary operator that makes x when the chain's two reads are x's only
+        if x in by_out and by_out[x][0].op_type in BINARY and uses.get(x) == 2 and x not in outputs:
+            into_binary += 1
+    return count, into_binary
 
 
 def zoo(zoo_dir, out):
@@ -166,7 +175,13 @@ def zoo(zoo_dir, out):
                     fused += 1
                     if n.op_type == "BatchNormalization":  # the Conv now produces the BN output
                         producer[n.output[0]] = "Conv"
-        fused += gelu_chains(kept, init, uses, outputs) * 4
+                elif n.op_type == "Relu" and p in BINARY:  # Add -> Relu: the Add takes it
+                    fused += 1
+            gelu = n.op_type == "Gelu" and all(a.s in (b"none", b"tanh") for a in n.attribute if a.name == "approximate")
+            if gelu and ins and uses.get(ins[0]) == 1 and ins[0] not in outputs and producer.get(ins[0]) in BINARY:
+                fused += 1
+        chains, into_binary = gelu_chains(kept, init, uses, outputs)
+        fused += chains * 4 + into_binary
         # f16 models compute in f32 (docs/ARCHITECTURE.md): a Cast after each f16 graph input, one before
         # each f16 graph output (unless a Cast to f16 makes it), one after a Cast to f16 that is consumed
         F16 = 10

@@ -463,7 +463,7 @@ OT_TEST(binary_broadcast_matches_numpy_rules) {
     for (i = 0; i < 8; ++i) a[i] = fabsf(a[i]) + 0.1f; /* Pow of a positive base */
     for (op = OPARA__CUDA_BIN_ADD; op <= OPARA__CUDA_BIN_POW; ++op) {
         int meta_path = 0, one = 1, zero = 0; /* fast_ndim 0: the walk from meta (the 4-dim walk below) */
-        void* p[] = KX_ARGS(&pa, &pb, &y, &n, &op, &pm, &meta_path, &one, &one, &one, &zero, &zero, &zero, &zero,
+        void* p[] = KX_ARGS(&pa, &pb, &y, &n, &op, &zero, &pm, &meta_path, &one, &one, &one, &zero, &zero, &zero, &zero,
                             &zero, &zero, &zero, &zero);
         REQUIRE(kx_run("opara_binary_f32", 2, 1, 1, 32, 1, 1, p) == 0);
         for (i = 0; i < n; ++i) {
@@ -734,10 +734,10 @@ OT_TEST(strided_copy_transposes_slices_and_concats) {
 OT_TEST(binary_walk_in_arguments_matches_the_reference) {
     float *a = rnd_vec(120), *b = rnd_vec(15), *y = zeros(120);
     const float *pa = a, *pb = b;
-    int meta[1] = {0}, n = 120, op = OPARA__CUDA_BIN_MUL, i, fast = 4, d1 = 3, d2 = 4, d3 = 5;
+    int meta[1] = {0}, n = 120, op = OPARA__CUDA_BIN_MUL, act = OPARA__CUDA_ACT_NONE, i, fast = 4, d1 = 3, d2 = 4, d3 = 5;
     int as0 = 60, as1 = 20, as2 = 5, as3 = 1, bs0 = 0, bs1 = 5, bs2 = 0, bs3 = 1;
     const int* pm = meta;
-    void* p[] = KX_ARGS(&pa, &pb, &y, &n, &op, &pm, &fast, &d1, &d2, &d3, &as0, &as1, &as2, &as3, &bs0, &bs1, &bs2, &bs3);
+    void* p[] = KX_ARGS(&pa, &pb, &y, &n, &op, &act, &pm, &fast, &d1, &d2, &d3, &as0, &as1, &as2, &as3, &bs0, &bs1, &bs2, &bs3);
     REQUIRE(kx_run("opara_binary_f32", 2, 1, 1, 32, 1, 1, p) == 0);
     for (i = 0; i < n; ++i) CHECK_EQ(a[i] * b[(i / 20) % 3 * 5 + i % 5], y[i]);
     /* the bias case: [24, 5] against [5] in 2 dims; then a scalar in 1 dim */
@@ -748,6 +748,30 @@ OT_TEST(binary_walk_in_arguments_matches_the_reference) {
     fast = 1, d2 = 1, d3 = 120, as2 = 0, bs3 = 0, op = OPARA__CUDA_BIN_DIV;
     REQUIRE(kx_run("opara_binary_f32", 1, 1, 1, 64, 1, 1, p) == 0);
     for (i = 0; i < n; ++i) CHECK_EQ(a[i] / b[0], y[i]);
+    free(a), free(b), free(y);
+}
+
+/* opara_binary_f32's act: the result goes through opara__k_act (Relu exactly, the two GELUs within
+   float rounding of the formula), on the meta walk and the walk in arguments. */
+OT_TEST(binary_with_a_fused_activation_matches_the_formula) {
+    static const int acts[3] = {OPARA__CUDA_ACT_RELU, OPARA__CUDA_ACT_GELU, OPARA__CUDA_ACT_GELU_TANH};
+    float *a = rnd_vec(60), *b = rnd_vec(5), *y = zeros(60);
+    const float *pa = a, *pb = b;
+    int meta[1 + 3 * 2] = {2, 12, 5, 5, 1, 0, 1}, n = 60, op = OPARA__CUDA_BIN_ADD, act, i, k, fast;
+    int one = 1, d3 = 5, d2 = 12, as2 = 5, as3 = 1, zero = 0;
+    const int* pm = meta;
+    for (k = 0; k < 3; ++k)
+        for (fast = 0; fast <= 2; fast += 2) { /* 0: meta [12, 5]; 2: the same in arguments */
+            void* p[] = KX_ARGS(&pa, &pb, &y, &n, &op, &act, &pm, &fast, &one, &d2, &d3, &zero, &zero, &as2, &as3,
+                                &zero, &zero, &zero, &as3);
+            act = acts[k];
+            REQUIRE(kx_run("opara_binary_f32", 2, 1, 1, 32, 1, 1, p) == 0);
+            for (i = 0; i < n; ++i) {
+                double want = ref_act((double)(a[i] + b[i % 5]), act, 0, 0);
+                if (act == OPARA__CUDA_ACT_RELU) CHECK_EQ((float)want, y[i]);
+                else CHECK_NEAR(y[i], want, 2e-6 * fabs(want) + 1e-6);
+            }
+        }
     free(a), free(b), free(y);
 }
 
@@ -1446,6 +1470,7 @@ static const opara_test_case tests[] = {
     OT_CASE(variadic_step_kernel_matches_a_reference),
     OT_CASE(strided_copy_transposes_slices_and_concats),
     OT_CASE(binary_walk_in_arguments_matches_the_reference),
+    OT_CASE(binary_with_a_fused_activation_matches_the_formula),
     OT_CASE(strided_copy_of_wide_units_matches_the_reference),
     OT_CASE(pooling_max_and_average_with_padding),
     OT_CASE(softmax_over_any_axis), OT_CASE(softmax_rows_short_rows_match_definition),

@@ -551,7 +551,7 @@ OT_TEST(conv_transpose_pads_from_output_shape_follow_onnx) {
 static int32_t arg_i32(const opara__cuda_launch* L, uint32_t a) { return a < L->n_args ? (int32_t)(uint32_t)L->args[a].raw : -999; }
 
 /* One binary node x + x2 (rank 4, a rank 0 for a dim given as 0 is left out); checks opara_binary_f32's
-   fast_ndim, d1..d3 and both operands' 4 strides (arguments 6..17) and that meta holds the same walk. */
+   fast_ndim, d1..d3 and both operands' 4 strides (arguments 7..18) and that meta holds the same walk. */
 static void check_binary_walk(opara_test* T, const int64_t* xd, const int64_t* bd, int32_t b_rank, const int32_t* want) {
     lgraph l;
     int32_t ins[2], y, a;
@@ -566,8 +566,8 @@ static void check_binary_walk(opara_test* T, const int64_t* xd, const int64_t* b
     REQUIRE(lg_finish(&l) && lg_lower(&l, 0, NULL, 0, &low) == OPARA_OK);
     REQUIRE(low.n_launches == 1);
     L = &low.launches[0];
-    for (a = 0; a < 12; ++a) CHECK_EQ(want[a], arg_i32(L, 6 + (uint32_t)a));
-    CHECK_EQ(want[0], low.meta[L->args[5].ref]);
+    for (a = 0; a < 12; ++a) CHECK_EQ(want[a], arg_i32(L, 7 + (uint32_t)a));
+    CHECK_EQ(want[0], low.meta[L->args[6].ref]);
     opara__cuda_lowering_free(l.rt, &low);
     lg_free(&l);
 }

@@ -316,6 +316,37 @@ OT_TEST(flags) {
     image_free(&im);
 }
 
+/* An Add with a fused "activation" sets must-understand bit 0 (a reader without it would compute the Add
+   alone), loads back with its attribute, and a file without one keeps flags 0 (the fixture). */
+OT_TEST(a_fused_binary_activation_sets_must_understand_bit_0) {
+    static const int64_t xd[2] = {2, 3};
+    static const char* const ins[2] = {"x", "x"}, *const outs[1] = {"y"};
+    opara_builder* b = NULL;
+    opara_model *m = NULL, *back = NULL;
+    opara__bytes bytes;
+    opara_attr a;
+    image im;
+    memset(&a, 0, sizeof a);
+    a.name = "activation", a.type = OPARA_ATTR_STRING, a.v.s = "GeluTanh";
+    REQUIRE(opara_builder_create(g_rt, &b) == OPARA_OK);
+    opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 2, xd);
+    opara_builder_add_node(b, "Add", "add", 2, ins, 1, outs, 1, &a);
+    opara_builder_add_output(b, "y");
+    REQUIRE(opara_builder_finish(b, &m) == OPARA_OK);
+    opara_builder_destroy(b);
+    REQUIRE(opara__format_write(g_rt, opara__model_graph(m), 64, &bytes) == OPARA_OK);
+    image_alloc(&im, bytes.size, 0);
+    memcpy(im.data, bytes.data, bytes.size);
+    opara_free(g_rt, bytes.data);
+    CHECK_EQ(le32(im.data + H_FLAGS), 1);
+    REQUIRE(load_image(T, &im, &back) == OPARA_OK);
+    CHECK_STR(opara__attr_string(&opara__model_graph(back)->nodes[0], "activation", ""), "GeluTanh");
+    opara_model_destroy(back);
+    opara_model_destroy(m);
+    image_free(&im);
+    CHECK_EQ(le32(g_fixture.data + H_FLAGS), 0);
+}
+
 OT_TEST(alignment_checks) {
     image im;
     uint64_t off;
@@ -535,6 +566,7 @@ static const opara_test_case tests[] = {
     OT_CASE(bad_magic),
     OT_CASE(versions),
     OT_CASE(flags),
+    OT_CASE(a_fused_binary_activation_sets_must_understand_bit_0),
     OT_CASE(alignment_checks),
     OT_CASE(offsets_out_of_bounds),
     OT_CASE(indices_out_of_range),

@@ -523,26 +523,55 @@ OT_TEST(saved_model_loads_back) {
 }
 
 #if !defined(OPARA_NO_STDIO)
+/* The plan's drawing, written to path and read back into text (cap bytes); 0 when that fails. */
+static int dot_text(const opara_plan* p, const char* path, char* text, size_t cap) {
+    FILE* f;
+    size_t n;
+    if (opara_plan_write_dot(p, path) != OPARA_OK || !(f = fopen(path, "r"))) return 0;
+    n = fread(text, 1, cap - 1, f);
+    fclose(f);
+    remove(path);
+    text[n] = 0;
+    return 1;
+}
+
 OT_TEST(dot_file_has_every_node) {
     opara_model* m = diamond();
     opara_plan* p = m ? plan_of(m, OPARA_STRATEGY_OPARA, 1) : NULL;
     char path[] = "build/tests/test_inspect_plan.dot", text[8192];
-    FILE* f;
-    size_t n;
     REQUIRE(p != NULL);
-    REQUIRE(opara_plan_write_dot(p, path) == OPARA_OK);
-    f = fopen(path, "r");
-    REQUIRE(f != NULL);
-    n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    remove(path);
-    text[n] = 0;
+    REQUIRE(dot_text(p, path, text, sizeof text));
     CHECK(strstr(text, "digraph") != NULL);
     CHECK(strstr(text, "matmul") != NULL);
     CHECK(strstr(text, "sigmoid") != NULL);
     CHECK(strstr(text, "dashed") != NULL); /* the add's wait on the other branch */
     CHECK_EQ(opara_plan_write_dot(p, "build/no/such/dir/x.dot"), OPARA_ERR_IO);
     CHECK_EQ(opara_plan_write_dot(p, NULL), OPARA_ERR_INVALID_ARGS);
+    opara_plan_destroy(p);
+    opara_model_destroy(m);
+}
+
+/* A binary operator with a fused activation (the ONNX importer's Add -> Relu) is drawn as "Add+Relu". */
+OT_TEST(dot_file_names_a_fused_activation) {
+    const int64_t xdims[] = {2, D};
+    const char *xx[] = {"x", "x"}, *y[] = {"y"};
+    char path[] = "build/tests/test_inspect_fused.dot", text[4096];
+    opara_builder* bl = NULL;
+    opara_model* m = NULL;
+    opara_plan* p;
+    opara_attr act;
+    memset(&act, 0, sizeof act);
+    act.name = "activation", act.type = OPARA_ATTR_STRING, act.v.s = "Relu";
+    REQUIRE(opara_builder_create(g_rt, &bl) == OPARA_OK);
+    opara_builder_add_input(bl, "x", OPARA_DTYPE_F32, 2, xdims);
+    opara_builder_add_node(bl, "Add", "residual", 2, xx, 1, y, 1, &act);
+    opara_builder_add_output(bl, "y");
+    REQUIRE(opara_builder_finish(bl, &m) == OPARA_OK);
+    opara_builder_destroy(bl);
+    p = plan_of(m, OPARA_STRATEGY_OPARA, 1);
+    REQUIRE(p != NULL);
+    REQUIRE(dot_text(p, path, text, sizeof text));
+    CHECK(strstr(text, "residual\\nAdd+Relu s0") != NULL);
     opara_plan_destroy(p);
     opara_model_destroy(m);
 }
@@ -771,6 +800,7 @@ static const opara_test_case tests[] = {
     OT_CASE(constants_show_their_bytes),
 #if !defined(OPARA_NO_STDIO)
     OT_CASE(dot_file_has_every_node),
+    OT_CASE(dot_file_names_a_fused_activation),
 #endif
 };
 

@@ -412,7 +412,7 @@ OT_TEST(unsorted_nodes_and_ir3_initializer_inputs) {
     pbw_value_info(&gr, 11, "W", 1, wd, 1); /* IR 3: initializers are listed as inputs too */
     pbw_value_info(&gr, 12, "y", 1, xd, 2);
     m = pbw_model(3, 6, &gr);
-    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    REQUIRE(import_pbw(rt, &m, NULL, OPARA__ONNX_NO_FUSION, &g) == OPARA_OK); /* Mul -> Relu would fuse */
     CHECK_EQ(g.n_inputs, 1);
     REQUIRE(g.n_nodes == 2);
     CHECK_EQ(g.nodes[0].op, OPARA__OP_MUL);
@@ -1155,6 +1155,111 @@ OT_TEST(gelu_near_misses_stay_unfused) {
             T->log_len = 0;
             T->log[0] = 0;
         }
+    opara_runtime_destroy(rt);
+}
+
+/* ---- activations after a binary operator ------------------------------------------------------ */
+
+enum { BINACT_EXACT, BINACT_READ_TWICE, BINACT_OUTPUT };
+
+/* t = op(x, b) (b a constant [5]), y = act(t) with 'approximate' when approx is not NULL, opset 20;
+   BINACT_READ_TWICE adds the graph output z = Neg(t), BINACT_OUTPUT makes t one. */
+static pbw binact_model(const char* op, const char* act, const char* approx, int miss) {
+    static const int64_t xd[2] = {2, 5}, bd[1] = {5};
+    static const float b[5] = {0.5f, -1.0f, 2.0f, -0.25f, 1.0f};
+    pbw g = {0, 0, 0}, a = {0, 0, 0};
+    pbw_tensor_f32(&g, 5, "b", bd, 1, b);
+    pbw_node(&g, op, "op", L("x", "b", NULL), L("t", NULL, NULL), NULL);
+    if (approx) pbw_attr_str(&a, "approximate", approx);
+    pbw_node(&g, act, "act", L("t", NULL, NULL), L("y", NULL, NULL), &a);
+    if (miss == BINACT_READ_TWICE) pbw_node(&g, "Neg", "neg", L("t", NULL, NULL), L("z", NULL, NULL), NULL);
+    pbw_value_info(&g, 11, "x", 1, xd, 2);
+    pbw_value_info(&g, 12, "y", 1, xd, 2);
+    if (miss == BINACT_READ_TWICE) pbw_value_info(&g, 12, "z", 1, xd, 2);
+    if (miss == BINACT_OUTPUT) pbw_value_info(&g, 12, "t", 1, xd, 2);
+    return pbw_model(9, 20, &g);
+}
+
+/* Add, Sub, Mul, Div followed by Relu or Gelu become the one binary node with "activation" (Gelu's
+   approximation in its name), reading x and b and producing y; OPARA__ONNX_NO_FUSION keeps both. */
+OT_TEST(activations_fuse_into_the_binary_operator_before_them) {
+    static const struct { const char *op, *act, *approx, *fused; } cases[] = {
+        {"Add", "Relu", NULL, "Relu"},         {"Sub", "Relu", NULL, "Relu"},   {"Mul", "Gelu", NULL, "Gelu"},
+        {"Div", "Gelu", "tanh", "GeluTanh"},   {"Add", "Gelu", "none", "Gelu"}, {"Mul", "Relu", NULL, "Relu"},
+    };
+    opara_runtime* rt = new_rt();
+    size_t k;
+    REQUIRE(rt);
+    for (k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        opara__graph g;
+        pbw m = binact_model(cases[k].op, cases[k].act, cases[k].approx, BINACT_EXACT);
+        OT_LOG("%s -> %s", cases[k].op, cases[k].act);
+        REQUIRE(import_pbw(rt, &m, NULL, OPARA__ONNX_NO_FUSION, &g) == OPARA_OK);
+        CHECK_EQ(g.n_nodes, 2);
+        opara__graph_free(&g);
+        m = binact_model(cases[k].op, cases[k].act, cases[k].approx, BINACT_EXACT);
+        REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+        REQUIRE(g.n_nodes == 1 && g.nodes[0].n_inputs == 2 && g.nodes[0].n_outputs == 1);
+        CHECK_STR(opara__op_name(g.nodes[0].op), cases[k].op);
+        CHECK_STR(opara__attr_string(&g.nodes[0], "activation", ""), cases[k].fused);
+        CHECK_STR(g.values[g.nodes[0].inputs[0]].name, "x");
+        CHECK_STR(g.values[g.nodes[0].inputs[1]].name, "b");
+        CHECK_STR(g.values[g.nodes[0].outputs[0]].name, "y");
+        opara__graph_free(&g);
+        T->log_len = 0;
+        T->log[0] = 0;
+    }
+    opara_runtime_destroy(rt);
+}
+
+/* A GELU chain after a bias Add (BERT's MatMul -> Add -> GELU): the chain becomes a Gelu, which the
+   Add then takes (the chain's x, read by two of its nodes before, is read once after). */
+OT_TEST(a_gelu_chain_after_a_bias_add_fuses_into_the_add) {
+    static const int64_t xd[2] = {2, 5}, bd[1] = {5};
+    static const float b[5] = {0.5f, -1.0f, 2.0f, -0.25f, 1.0f};
+    opara_runtime* rt = new_rt();
+    opara__graph g;
+    pbw gr = gelu_graph(GELU_DIV, GELU_EXACT), m;
+    REQUIRE(rt);
+    pbw_tensor_f32(&gr, 5, "bias", bd, 1, b);
+    pbw_node(&gr, "Add", "bias_add", L("in", "bias", NULL), L("x", NULL, NULL), NULL);
+    pbw_value_info(&gr, 11, "in", 1, xd, 2);
+    pbw_value_info(&gr, 12, "y", 1, xd, 2);
+    m = pbw_model(8, 13, &gr);
+    REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+    REQUIRE(g.n_nodes == 1);
+    CHECK_EQ(g.nodes[0].op, OPARA__OP_ADD);
+    CHECK_STR(opara__attr_string(&g.nodes[0], "activation", ""), "Gelu");
+    CHECK_STR(g.values[g.nodes[0].outputs[0]].name, "y");
+    opara__graph_free(&g);
+    opara_runtime_destroy(rt);
+}
+
+/* No fusion when the binary output is read twice or is a graph output, when the activation is not
+   an exact function of one value we fuse (Sigmoid, LeakyRelu) or the operator not one of the four
+   (Pow), or when Gelu's approximation is unknown. */
+OT_TEST(activations_stay_separate_when_the_fusion_does_not_apply) {
+    static const struct { const char *op, *act, *approx; int miss, nodes; } cases[] = {
+        {"Add", "Relu", NULL, BINACT_READ_TWICE, 3}, {"Mul", "Gelu", NULL, BINACT_READ_TWICE, 3},
+        {"Add", "Relu", NULL, BINACT_OUTPUT, 2},     {"Div", "Gelu", "tanh", BINACT_OUTPUT, 2},
+        {"Add", "Sigmoid", NULL, BINACT_EXACT, 2},   {"Sub", "LeakyRelu", NULL, BINACT_EXACT, 2},
+        {"Pow", "Relu", NULL, BINACT_EXACT, 2},      {"Add", "Gelu", "cubic", BINACT_EXACT, 2},
+    };
+    opara_runtime* rt = new_rt();
+    size_t k;
+    uint32_t i;
+    REQUIRE(rt);
+    for (k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        opara__graph g;
+        pbw m = binact_model(cases[k].op, cases[k].act, cases[k].approx, cases[k].miss);
+        OT_LOG("%s -> %s, miss %d", cases[k].op, cases[k].act, cases[k].miss);
+        REQUIRE(import_pbw(rt, &m, NULL, 0, &g) == OPARA_OK);
+        CHECK_EQ(g.n_nodes, (uint32_t)cases[k].nodes);
+        for (i = 0; i < g.n_nodes; ++i) CHECK_STR(opara__attr_string(&g.nodes[i], "activation", ""), "");
+        opara__graph_free(&g);
+        T->log_len = 0;
+        T->log[0] = 0;
+    }
     opara_runtime_destroy(rt);
 }
 
@@ -2065,6 +2170,8 @@ static const opara_test_case tests[] = {
     OT_CASE(conv_test_data_matches_spec), OT_CASE(tensor_files_match_numpy_helper),
     OT_CASE(conv_bn_relu_before_and_after_fusion), OT_CASE(relu_not_fused_when_conv_output_is_shared),
     OT_CASE(gelu_chains_fuse_into_one_gelu), OT_CASE(gelu_near_misses_stay_unfused),
+    OT_CASE(activations_fuse_into_the_binary_operator_before_them), OT_CASE(a_gelu_chain_after_a_bias_add_fuses_into_the_add),
+    OT_CASE(activations_stay_separate_when_the_fusion_does_not_apply),
     OT_CASE(identity_and_dropout_disappear_output_keeps_name), OT_CASE(shape_chain_folds_to_batch_reshape),
     OT_CASE(folded_float_pow_matches_the_kernel_bit_for_bit), OT_CASE(folded_slices_follow_the_shape_engine),
     OT_CASE(unsorted_nodes_and_ir3_initializer_inputs), OT_CASE(clip_and_slice_opset_variants),

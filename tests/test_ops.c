@@ -1334,6 +1334,19 @@ static void compare_outputs(opara_test* T, const op_case* c, const opara_session
     }
 }
 
+/* The case's inputs with their random values (data[i]: malloc'd, the caller frees them). */
+static void case_tensors(op_case* c, opara_tensor* in, void** data) {
+    uint32_t i;
+    for (i = 0; i < c->n_inputs; ++i) {
+        const case_input* x = &c->in[i];
+        data[i] = calloc((size_t)numel(x->rank, x->dims) + 1, 8);
+        fill(c, x, data[i]);
+        memset(&in[i], 0, sizeof in[i]);
+        in[i].name = x->name, in[i].dtype = x->dtype, in[i].rank = x->rank, in[i].data = data[i];
+        memcpy(in[i].dims, x->dims, sizeof x->dims);
+    }
+}
+
 /* Builds the case's model, runs it on the CPU and on backend `k`, compares. */
 static void check_case(opara_test* T, opara_runtime* rt, const char* op, case_fn build, int v, size_t k) {
     op_case c;
@@ -1359,14 +1372,7 @@ static void check_case(opara_test* T, opara_runtime* rt, const char* op, case_fn
                     opara_runtime_last_error(rt));
         return;
     }
-    for (i = 0; i < c.n_inputs; ++i) {
-        const case_input* x = &c.in[i];
-        data[i] = calloc((size_t)numel(x->rank, x->dims) + 1, 8);
-        fill(&c, x, data[i]);
-        memset(&in[i], 0, sizeof in[i]);
-        in[i].name = x->name, in[i].dtype = x->dtype, in[i].rank = x->rank, in[i].data = data[i];
-        memcpy(in[i].dims, x->dims, sizeof x->dims);
-    }
+    case_tensors(&c, in, data);
     ref = run_on(T, rt, m, OPARA_BACKEND_CPU, in, c.n_inputs, what);
     if (c.cuda_refuses && backends[k].backend == OPARA_BACKEND_CUDA) {
         got = NULL;
@@ -1519,6 +1525,112 @@ OT_TEST(cuda_elementwise_fast_paths_agree_with_the_cpu_bit_for_bit) {
     opara_runtime_destroy(rt);
 }
 
+/* ---- an activation the ONNX importer fused into Add, Sub, Mul or Div (attribute "activation") ---- */
+
+static const char* const FUSED_OPS[4] = {"Add", "Sub", "Mul", "Div"};
+static const char* const FUSED_ACTS[3] = {"Relu", "Gelu", "GeluTanh"};
+#define N_FUSED 12 /* FUSED_OPS x FUSED_ACTS */
+
+/* Operand shapes of variant v: a bias along the innermost dim (the fast walk of 2 dims), dense, and 5
+   dims that stay 5 (the meta walk); x holds NaN, infinities and signed zeros every 7th element. */
+static void fused_inputs(op_case* c) {
+    static const walk_shape shapes[3][2] = {
+        {{3, {2, 3, 8}}, {1, {8}}}, {{2, {5, 7}}, {2, {5, 7}}}, {{5, {2, 3, 2, 3, 2}}, {5, {2, 1, 2, 1, 2}}}};
+    const walk_shape* s = shapes[(c->v / 4) % 3];
+    input(c, "x", OPARA_DTYPE_F32, s[0].rank, s[0].dims, -3, 3);
+    c->in[0].specials = 1;
+    input(c, "x2", OPARA_DTYPE_F32, s[1].rank, s[1].dims, 0.5, 2);
+}
+
+/* Variant v: FUSED_OPS[v % 4] with FUSED_ACTS[v / 4] fused (the model a .opara file holds). */
+static void case_fused_act(op_case* c) {
+    opara_attr a[1];
+    c->op = FUSED_OPS[c->v % 4];
+    fused_inputs(c);
+    a[0] = attr_str("activation", FUSED_ACTS[c->v / 4]);
+    node(c, IN_XY, 1, 1, a);
+    c->atol = c->rtol = c->v < 4 ? 0 : 1e-5; /* Relu exactly; Gelu as the Gelu case (the GPU's erff, tanhf) */
+}
+
+/* The same as two nodes: the binary operator, then Relu or Gelu (approximate per variant). */
+static void case_unfused_act(op_case* c) {
+    static const char* const ins[] = {"x", "x2", NULL}, *const act_in[] = {"t", NULL};
+    static const char* const t[1] = {"t"}, *const y[1] = {"y"};
+    opara_attr a[1];
+    fused_inputs(c);
+    opara_builder_add_node(c->b, FUSED_OPS[c->v % 4], "op", 2, ins, 1, t, 0, NULL);
+    a[0] = attr_str("approximate", c->v >= 8 ? "tanh" : "none");
+    opara_builder_add_node(c->b, c->v < 4 ? "Relu" : "Gelu", "act", 1, act_in, 1, y, c->v < 4 ? 0 : 1, a);
+    opara_builder_add_output(c->b, "y");
+}
+
+/* Runs variant v of build on the CPU with its random inputs; the session (NULL after a failure). */
+static opara_session* run_case_on_cpu(opara_test* T, opara_runtime* rt, case_fn build, int v, const char* what) {
+    op_case c;
+    opara_model* m = NULL;
+    opara_tensor in[MAX_INPUTS];
+    void* data[MAX_INPUTS];
+    opara_session* s = NULL;
+    uint32_t i;
+    memset(&c, 0, sizeof c);
+    c.v = v;
+    c.rng = 777u + 31u * (unsigned)v; /* the same inputs for the fused and the unfused model */
+    if (opara_builder_create(rt, &c.b) != OPARA_OK) return NULL;
+    build(&c);
+    if (opara_builder_finish(c.b, &m) != OPARA_OK) {
+        ot__fail_at(T, __FILE__, __LINE__, "%s: the model: %s", what, opara_runtime_last_error(rt));
+        opara_builder_destroy(c.b);
+        return NULL;
+    }
+    opara_builder_destroy(c.b);
+    case_tensors(&c, in, data);
+    s = run_on(T, rt, m, OPARA_BACKEND_CPU, in, c.n_inputs, what);
+    for (i = 0; i < c.n_inputs; ++i) free(data[i]);
+    opara_model_destroy(m);
+    return s;
+}
+
+/* On the CPU the fused operator computes what the two nodes compute, bit for bit (NaN included). */
+OT_TEST(cpu_fused_activation_matches_the_separate_nodes_bit_for_bit) {
+    opara_runtime* rt;
+    int v;
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    for (v = 0; v < N_FUSED; ++v) {
+        char what[64];
+        opara_session *fused, *unfused;
+        opara_tensor_info a, b;
+        snprintf(what, sizeof what, "%s+%s", FUSED_OPS[v % 4], FUSED_ACTS[v / 4]);
+        fused = run_case_on_cpu(T, rt, case_fused_act, v, what);
+        unfused = run_case_on_cpu(T, rt, case_unfused_act, v, what);
+        if (fused && unfused && opara_session_output_info(fused, 0, &a) == OPARA_OK &&
+            opara_session_output_info(unfused, 0, &b) == OPARA_OK) {
+            size_t bytes = (size_t)numel(a.rank, a.dims) * 4;
+            CHECK_EQ(numel(a.rank, a.dims), numel(b.rank, b.dims));
+            if (memcmp(opara_session_output_data(fused, 0), opara_session_output_data(unfused, 0), bytes) != 0)
+                ot__fail_at(T, __FILE__, __LINE__, "%s: the fused output differs from the two nodes'", what);
+        } else {
+            CHECK(0);
+        }
+        opara_session_destroy(fused);
+        opara_session_destroy(unfused);
+    }
+    opara_runtime_destroy(rt);
+}
+
+/* opara_binary_f32 with the activation: the CUDA backend against the CPU (Relu bit for bit). */
+OT_TEST(cuda_fused_activation_agrees_with_the_cpu) {
+    opara_runtime* rt;
+    char why[256];
+    size_t k;
+    int v;
+    for (k = 0; k < sizeof backends / sizeof backends[0]; ++k)
+        if (backends[k].backend == OPARA_BACKEND_CUDA) break;
+    if (k == sizeof backends / sizeof backends[0] || !backends[k].usable(why, sizeof why)) SKIP("the CUDA backend cannot run here");
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    for (v = 0; v < N_FUSED; ++v) check_case(T, rt, "fused", case_fused_act, v, k);
+    opara_runtime_destroy(rt);
+}
+
 /* ---- tests -------------------------------------------------------------------------------------- */
 
 OT_TEST(every_op_has_a_case) {
@@ -1578,6 +1690,8 @@ static const opara_test_case tests[] = {
     OT_CASE(every_op_agrees_with_the_cpu_on_every_backend),
     OT_CASE(cuda_elementwise_fast_paths_agree_with_the_cpu_bit_for_bit),
     OT_CASE(softmax_rows_agree_with_the_cpu_around_the_row_kernel_limit),
+    OT_CASE(cpu_fused_activation_matches_the_separate_nodes_bit_for_bit),
+    OT_CASE(cuda_fused_activation_agrees_with_the_cpu),
 };
 
 int main(int argc, char** argv) { return opara_test_main(argc, argv, tests, OT_COUNT(tests)); }

@@ -579,6 +579,37 @@ OT_TEST(analytic_descriptors_conv_gemm_relu) {
     opara_runtime_destroy(rt);
 }
 
+/* An Add with a fused activation counts the activation's FLOPs too: Add 1 per element, + Relu 1,
+   + Gelu 8 (the op table's), over [4, 1000]. */
+OT_TEST(analytic_descriptors_count_a_fused_activation) {
+    static const char* const acts[3] = {"", "Relu", "GeluTanh"};
+    static const double per_elem[3] = {1, 2, 9};
+    opara_runtime* rt = NULL;
+    opara__shape s[3];
+    opara__op_desc d[1];
+    int k;
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    for (k = 0; k < 3; ++k) {
+        opara__graph g;
+        int32_t v[3], i;
+        opara__graph_init(&g, rt);
+        for (i = 0; i < 3; ++i) {
+            memset(&s[i], 0, sizeof s[i]);
+            s[i].ndim = 2, s[i].dims[0] = 4, s[i].dims[1] = 1000;
+            v[i] = opara__graph_add_value(&g, i == 0 ? "a" : i == 1 ? "b" : "y", OPARA_DTYPE_F32, &s[i]);
+        }
+        opara__graph_add_input(&g, v[0]);
+        opara__graph_add_input(&g, v[1]);
+        opara__graph_add_node(&g, OPARA__OP_ADD, "add", 2, v, 1, &v[2]);
+        if (acts[k][0]) opara__node_set_string(&g, 0, "activation", acts[k]);
+        REQUIRE(opara__graph_finalize(&g) == OPARA_OK);
+        REQUIRE(opara__describe_ops(&g, s, opara__device_preset("h100"), d) == OPARA_OK);
+        CHECK_NEAR(d[0].flops, 4000.0 * per_elem[k], 0.5);
+        opara__graph_free(&g);
+    }
+    opara_runtime_destroy(rt);
+}
+
 OT_TEST(dominant_share_metric) {
     /* rtx2080s: 1024 threads, 65536 registers, 64 KiB shared memory per SM. A block of 256 threads
        x 128 registers = 32768 registers = 50% of the registers, 25% of the threads, 8 KiB = 12.5% */
@@ -755,6 +786,7 @@ static const opara_test_case tests[] = {
     OT_CASE(stream_cap_hard_and_soft_on_appendix),
     OT_CASE(device_presets_follow_public_specs),
     OT_CASE(analytic_descriptors_conv_gemm_relu),
+    OT_CASE(analytic_descriptors_count_a_fused_activation),
     OT_CASE(dominant_share_metric),
     OT_CASE(memory_budget_forces_depth_first_order),
     OT_CASE(bad_arguments_are_errors),

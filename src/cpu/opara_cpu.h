@@ -209,6 +209,7 @@ typedef struct opara__cpu_params {
     float scale[OPARA_MAX_DIMS], roi_lo[OPARA_MAX_DIMS], roi_hi[OPARA_MAX_DIMS];
     int mode, coord_mode, nearest_mode;
     int fn;                /* the unary or binary kernel's function (opara_cpu_elementwise.c) */
+    opara__fused_act act;  /* the binary kernel's activation after the op (f32 Add, Sub, Mul, Div) */
     int64_t m, n, k, m_blocks, n_blocks, a_batch_stride[OPARA_MAX_DIMS], b_batch_stride[OPARA_MAX_DIMS];
     int64_t base;          /* element offset of the first source element (Slice) */
     uint8_t fill[8];       /* Pad's constant in the output dtype */

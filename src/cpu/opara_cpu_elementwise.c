@@ -27,6 +27,17 @@ static void opara__gelu_erf_rows(int level, float* y, const float* x, size_t n) 
     }
 }
 
+/* GELU over n elements (y may be x), the tanh approximation when approx: the Gelu kernel's and the
+   fused one's. */
+static void opara__gelu_rows(int level, int approx, float* y, const float* x, size_t n) {
+    size_t i;
+    if (approx) {
+        for (i = 0; i < n; ++i) y[i] = opara__gelu(x[i], 1);
+    } else if (n) {
+        opara__gelu_erf_rows(level, y, x, n);
+    }
+}
+
 /* ONNX's Softplus, log(1 + e^x), without overflow for large x. */
 static float opara__softplus(float x) { return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
 
@@ -126,11 +137,7 @@ static opara_result opara__unary_kernel(const opara__cpu_op* op, size_t begin, s
         if (i1 > i0) opara__vec_exp(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
         break;
     case OPARA__UN_GELU:
-        if (p->approx) {
-            for (i = i0; i < i1; ++i) y[i] = opara__gelu(x[i], 1);
-        } else if (i1 > i0) {
-            opara__gelu_erf_rows(opara__cpu_isa_level(), y + i0, x + i0, i1 - i0);
-        }
+        if (i1 > i0) opara__gelu_rows(opara__cpu_isa_level(), p->approx, y + i0, x + i0, i1 - i0);
         break;
     case OPARA__UN_NEG: case OPARA__UN_ABS: case OPARA__UN_LOG: case OPARA__UN_RECIPROCAL: case OPARA__UN_FLOOR:
     case OPARA__UN_CEIL: case OPARA__UN_ROUND: case OPARA__UN_SIGN: case OPARA__UN_SIN: case OPARA__UN_COS:
@@ -325,6 +332,17 @@ static void opara__bin_row_f64(opara__cpu_binary kind, const double* a, int64_t 
     }
 }
 
+/* The activation fused into a binary operator, in place over its n results (as the Relu and Gelu
+   kernels compute it). */
+static void opara__fused_act_rows(int level, opara__fused_act act, float* y, size_t n) {
+    switch (act) {
+    case OPARA__FUSED_NONE: case OPARA__FUSED_UNKNOWN: break; /* UNKNOWN: refused at prepare */
+    case OPARA__FUSED_RELU: opara__vec_relu(y, y, n); break;
+    case OPARA__FUSED_GELU: opara__gelu_rows(level, 0, y, y, n); break;
+    case OPARA__FUSED_GELU_TANH: opara__gelu_rows(level, 1, y, y, n); break;
+    }
+}
+
 static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, size_t end, float* scratch) {
     const opara__cpu_params* p = &op->p;
     int64_t sa = p->bc_strides[0][p->bc_ndim - 1], sb = p->bc_strides[1][p->bc_ndim - 1];
@@ -341,10 +359,11 @@ static opara_result opara__binary_kernel(const opara__cpu_op* op, size_t begin, 
         ao = off[0] + (int64_t)j0 * sa;
         bo = off[1] + (int64_t)j0 * sb;
         yo = (int64_t)(row * (size_t)p->inner + j0);
-        if (dt == OPARA_DTYPE_F32)
+        if (dt == OPARA_DTYPE_F32) {
             opara__bin_row_f32(level, kind, (const float*)op->in[0].data + ao, sa,
                                (const float*)op->in[1].data + bo, sb, (float*)op->out[0].data + yo, n);
-        else if (dt == OPARA_DTYPE_I64)
+            opara__fused_act_rows(level, p->act, (float*)op->out[0].data + yo, n);
+        } else if (dt == OPARA_DTYPE_I64)
             opara__bin_row_i64(kind, (const int64_t*)op->in[0].data + ao, sa,
                                (const int64_t*)op->in[1].data + bo, sb, (int64_t*)op->out[0].data + yo, n);
         else if (dt == OPARA_DTYPE_F64)
@@ -374,6 +393,10 @@ OPARA__PRIVATE opara_result opara__cpu_prepare_binary(opara__cpu_op* op, opara__
         return opara__cpu_reject(err, cap, OPARA_ERR_BAD_DTYPE, "%s: needs f32, f64, i64, i32, i8 or u8 operands of one type",
                                  opara__op_name(op->node->op));
     op->p.fn = (int)fn;
+    op->p.act = op->params && fn <= OPARA__BIN_DIV ? op->params->u.broadcast.activation : OPARA__FUSED_NONE;
+    if (op->p.act != OPARA__FUSED_NONE && (dt != OPARA_DTYPE_F32 || op->p.act == OPARA__FUSED_UNKNOWN))
+        return opara__cpu_reject(err, cap, OPARA_ERR_UNSUPPORTED, "%s: a fused activation needs f32 and Relu, Gelu or GeluTanh",
+                                 opara__op_name(op->node->op));
     op->fn = opara__binary_kernel;
     return opara__bc_prepare(op, 2, ins, err, cap);
 }

@@ -326,8 +326,13 @@ static opara_result opara__lower_dynamic_quantize(opara__lower_walk* w) {
     return OPARA_OK;
 }
 
+static int opara__lower_fused_act(opara__fused_act act);
+
+/* Add, Sub, Mul, Div, Pow: opara_binary_f32 (with the record's fused activation) or opara_binary_int. */
 static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop op) {
     const opara__shape* y = opara__lower_out_shape(w, 0);
+    opara__fused_act fused = op != OPARA__CUDA_BIN_POW ? w->params[w->node].u.broadcast.activation : OPARA__FUSED_NONE;
+    int act = opara__lower_fused_act(fused);
     int64_t count = opara__lower_numel(y);
     const int64_t* st[2];
     opara_dtype t = w->dtypes[opara__lower_out(w, 0)];
@@ -341,6 +346,8 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "only float32, int32 and int64");
     if (w->dtypes[opara__lower_in(w, 0)] != t || w->dtypes[opara__lower_in(w, 1)] != t) /* e.g. Pow(float, int64) */
         return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "inputs of different data types");
+    if (act < 0 || (act != OPARA__CUDA_ACT_NONE && t != OPARA_DTYPE_F32))
+        return opara__lower_fail(w, OPARA_ERR_UNSUPPORTED, "a fused activation needs float32 and Relu, Gelu or GeluTanh");
     if ((r = opara__lower_check_elems(w, count)) != OPARA_OK) return r;
     opara__lower_collapse(y, st, 2, &c);
     if ((r = opara__lower_meta_walk(w, &c, 2, &meta)) != OPARA_OK) return r;
@@ -351,7 +358,7 @@ static opara_result opara__lower_binary(opara__lower_walk* w, opara__cuda_binop 
     opara__lower_arg_tensor(L, opara__lower_out(w, 0));
     opara__lower_arg_i32(L, count);
     opara__lower_arg_i32(L, op);
-    if (t != OPARA_DTYPE_F32) opara__lower_arg_i32(L, t == OPARA_DTYPE_I64);
+    opara__lower_arg_i32(L, t == OPARA_DTYPE_F32 ? act : t == OPARA_DTYPE_I64); /* binary_int: is64 */
     opara__lower_arg(L, OPARA__CUARG_META, meta, 0);
     if (t == OPARA_DTYPE_F32) opara__lower_args_walk(L, &c, 2);
     opara__lower_grid_1d(L, count);
@@ -1543,11 +1550,13 @@ static opara_result opara__lower_max_unpool(opara__lower_walk* w) {
 
 /* ---- convolution and GEMM --------------------------------------------------------------------- */
 
-/* The kernels' code of the activation the importer fused into a Conv or Gemm, or -1. */
+/* The kernels' code of the activation the importer fused into a Conv, Gemm or binary operator, or -1. */
 static int opara__lower_fused_act(opara__fused_act act) {
     switch (act) {
     case OPARA__FUSED_NONE: return OPARA__CUDA_ACT_NONE;
     case OPARA__FUSED_RELU: return OPARA__CUDA_ACT_RELU;
+    case OPARA__FUSED_GELU: return OPARA__CUDA_ACT_GELU;
+    case OPARA__FUSED_GELU_TANH: return OPARA__CUDA_ACT_GELU_TANH;
     case OPARA__FUSED_UNKNOWN: return -1;
     }
     return -1;

@@ -294,9 +294,13 @@ OPARA__PRIVATE int opara__broadcast_shapes(const opara__shape* const* in, uint32
    instead of the attributes: one family of fields per kind of op, in a union (only the node's
    family is set; the rest of the union is zero). */
 
-/* The activation the ONNX importer fused into a Conv or Gemm (its attribute "activation"; UNKNOWN:
-   another name, which the CUDA lowering refuses and the CPU ignores). */
-typedef enum opara__fused_act { OPARA__FUSED_NONE, OPARA__FUSED_RELU, OPARA__FUSED_UNKNOWN } opara__fused_act;
+/* The activation the ONNX importer fused into a Conv or Gemm (its attribute "activation": "Relu"),
+   or into an Add, Sub, Mul or Div of f32 ("Relu", "Gelu" (erf) or "GeluTanh" (the tanh
+   approximation)). UNKNOWN: another name (for Conv and Gemm any but Relu), which the CUDA lowering
+   refuses, the CPU's Conv and Gemm ignore and its binary kernel refuses. */
+typedef enum opara__fused_act {
+    OPARA__FUSED_NONE, OPARA__FUSED_RELU, OPARA__FUSED_GELU, OPARA__FUSED_GELU_TANH, OPARA__FUSED_UNKNOWN
+} opara__fused_act;
 
 /* Conv, ConvTranspose, MaxPool, AveragePool: n_spatial dims, defaults filled in. */
 typedef struct opara__window_params {
@@ -319,6 +323,7 @@ typedef struct opara__broadcast_params {
     int64_t strides[3][OPARA_MAX_DIMS];
     int fmod;       /* Mod: its attribute (1: C's fmod, the dividend's sign; 0: the divisor's sign) */
     int shift_left; /* BitShift: direction "LEFT" (else "RIGHT") */
+    opara__fused_act activation; /* Add, Sub, Mul, Div: applied to the result (the importer's fusion) */
 } opara__broadcast_params;
 
 /* IsInf: which infinities it detects (ONNX's defaults: both). */

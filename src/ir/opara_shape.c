@@ -2107,7 +2107,16 @@ static int opara__shape_in_range(const opara__shape* s) {
 
 static opara__fused_act opara__fused_activation(const opara__node* n) {
     const char* a = opara__attr_string(n, "activation", "");
-    return a[0] == 0 ? OPARA__FUSED_NONE : strcmp(a, "Relu") == 0 ? OPARA__FUSED_RELU : OPARA__FUSED_UNKNOWN;
+    if (a[0] == 0) return OPARA__FUSED_NONE;
+    if (strcmp(a, "Relu") == 0) return OPARA__FUSED_RELU;
+    if (strcmp(a, "Gelu") == 0) return OPARA__FUSED_GELU;
+    return strcmp(a, "GeluTanh") == 0 ? OPARA__FUSED_GELU_TANH : OPARA__FUSED_UNKNOWN;
+}
+
+/* Conv and Gemm take Relu only (the importer fuses no other into them). */
+static opara__fused_act opara__fused_relu_only(const opara__node* n) {
+    opara__fused_act act = opara__fused_activation(n);
+    return act == OPARA__FUSED_NONE || act == OPARA__FUSED_RELU ? act : OPARA__FUSED_UNKNOWN;
 }
 
 /* The scalar attributes the backends read, with ONNX's defaults, into the node's record (the
@@ -2117,7 +2126,9 @@ static void opara__record_scalars(opara__shape_ctx* c) {
     opara__node_params* p = c->params;
     opara__op op = n->op;
     if (!p) return;
-    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_activation(n);
+    if (op == OPARA__OP_CONV || op == OPARA__OP_CONV_TRANSPOSE) p->u.window.activation = opara__fused_relu_only(n);
+    if (op == OPARA__OP_ADD || op == OPARA__OP_SUB || op == OPARA__OP_MUL || op == OPARA__OP_DIV)
+        p->u.broadcast.activation = opara__fused_activation(n);
     if (op == OPARA__OP_QUANTIZE_LINEAR || op == OPARA__OP_DEQUANTIZE_LINEAR) {
         p->u.quant.saturate = opara__attr_int(n, "saturate", 1) != 0;
         p->u.quant.output_dtype = opara__attr_int(n, "output_dtype", 0);
@@ -2131,7 +2142,7 @@ static void opara__record_scalars(opara__shape_ctx* c) {
         p->u.gemm.trans_b = opara__attr_int(n, "transB", 0) != 0;
         p->u.gemm.alpha = opara__attr_float(n, "alpha", 1.0f);
         p->u.gemm.beta = opara__attr_float(n, "beta", 1.0f);
-        p->u.gemm.activation = opara__fused_activation(n);
+        p->u.gemm.activation = opara__fused_relu_only(n);
     }
     if (op == OPARA__OP_LEAKY_RELU) p->u.activation.alpha = opara__attr_float(n, "alpha", 0.01f);
     if (op == OPARA__OP_HARD_SIGMOID) {

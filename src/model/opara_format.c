@@ -627,13 +627,25 @@ static opara_result opara__plan_layout(opara_runtime* rt, const opara__graph* g,
     return OPARA_OK;
 }
 
+/* The must-understand flags the graph needs. */
+static uint32_t opara__format_required_flags(const opara__graph* g) {
+    uint32_t i, flags = 0;
+    for (i = 0; i < g->n_nodes; ++i) {
+        opara__op op = g->nodes[i].op;
+        if ((op == OPARA__OP_ADD || op == OPARA__OP_SUB || op == OPARA__OP_MUL || op == OPARA__OP_DIV) &&
+            opara__node_attr(&g->nodes[i], "activation"))
+            flags |= OPARA__FORMAT_FLAG_BINARY_ACTIVATION;
+    }
+    return flags;
+}
+
 static void opara__write_header(uint8_t* o, const opara__graph* g, const opara__strtab* t, const opara__layout* L,
                                 uint32_t alignment, uint32_t producer) {
     memcpy(o, OPARA__FORMAT_MAGIC, OPARA__FORMAT_MAGIC_SIZE);
     opara__wr_u16(o + OPARA__HDR_VER_MAJOR, OPARA__FORMAT_MAJOR);
     opara__wr_u16(o + OPARA__HDR_VER_MINOR, OPARA__FORMAT_MINOR);
     opara__wr_u32(o + OPARA__HDR_HEADER_SIZE, OPARA__FORMAT_HEADER_SIZE);
-    opara__wr_u32(o + OPARA__HDR_FLAGS, 0);
+    opara__wr_u32(o + OPARA__HDR_FLAGS, opara__format_required_flags(g));
     opara__wr_u32(o + OPARA__HDR_ALIGNMENT, alignment);
     opara__wr_u32(o + OPARA__HDR_N_STRINGS, (uint32_t)t->n);
     opara__wr_u32(o + OPARA__HDR_N_TENSORS, g->n_values);

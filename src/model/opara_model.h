@@ -23,8 +23,10 @@
 #define OPARA__FORMAT_DIM_BATCH (-1)         /* the symbolic batch dimension in the file */
 #define OPARA__FORMAT_MIN_ALIGN 16u
 #define OPARA__FORMAT_MAX_ALIGN 65536u
-/* Must-understand flags (bits 0..15) this reader knows; none are defined in 1.0. */
-#define OPARA__FORMAT_KNOWN_REQUIRED_FLAGS 0x0000u
+/* Must-understand flags (bits 0..15) this reader knows. Bit 0: an Add, Sub, Mul or Div carries a fused
+   "activation" (docs/FORMAT.md), which a reader that ignored it would compute without. */
+#define OPARA__FORMAT_FLAG_BINARY_ACTIVATION 0x0001u
+#define OPARA__FORMAT_KNOWN_REQUIRED_FLAGS 0x0001u
 #define OPARA__FORMAT_REQUIRED_MASK 0xFFFFu
 
 /* Header byte offsets. */

@@ -1429,6 +1429,64 @@ static opara_result opara__fuse_relu(opara__imp* im, uint32_t relu, uint8_t* dea
     return OPARA_OK;
 }
 
+/* The "activation" attribute that stands for activation node a fused into a binary operator: Relu,
+   Gelu with approximate "none" or "tanh"; NULL for any other node. */
+static const char* opara__binary_act_name(const opara__node* a) {
+    const char* approx;
+    if (a->op == OPARA__OP_RELU) return "Relu";
+    if (a->op != OPARA__OP_GELU) return NULL;
+    approx = opara__attr_string(a, "approximate", "none");
+    return strcmp(approx, "none") == 0 ? "Gelu" : strcmp(approx, "tanh") == 0 ? "GeluTanh" : NULL;
+}
+
+/* How many live nodes read each value (the graph's consumer lists predate the GELU fusion, which
+   rewires inputs). */
+static uint32_t* opara__live_reads(opara__imp* im, const uint8_t* dead) {
+    const opara__graph* g = im->g;
+    uint32_t* reads = (uint32_t*)opara__calloc(im->rt, (size_t)g->n_values + 1, sizeof(uint32_t));
+    uint32_t i, k;
+    if (!reads) return NULL;
+    for (i = 0; i < g->n_nodes; ++i)
+        for (k = 0; !dead[i] && k < g->nodes[i].n_inputs; ++k)
+            if (g->nodes[i].inputs[k] >= 0) ++reads[g->nodes[i].inputs[k]];
+    return reads;
+}
+
+/* Activation node a (Relu, Gelu) whose input is the sole read of an f32 Add, Sub, Mul or Div's
+   output that is no graph output: the binary node takes it over (attribute "activation") and
+   produces a's output; a dies. */
+static opara_result opara__fuse_binary_act(opara__imp* im, uint32_t a, const uint32_t* reads, uint8_t* dead) {
+    opara__graph* g = im->g;
+    const char* name = opara__binary_act_name(&g->nodes[a]);
+    int32_t y = g->nodes[a].n_inputs ? g->nodes[a].inputs[0] : -1, p;
+    opara__node* prod;
+    if (!name || dead[a] || y < 0 || (p = g->values[y].producer) < 0 || dead[p] || g->values[y].is_output ||
+        reads[y] != 1 || g->values[y].dtype != OPARA_DTYPE_F32)
+        return OPARA_OK;
+    prod = &g->nodes[p];
+    if ((prod->op != OPARA__OP_ADD && prod->op != OPARA__OP_SUB && prod->op != OPARA__OP_MUL && prod->op != OPARA__OP_DIV) ||
+        opara__node_attr(prod, "activation") || prod->n_outputs != 1)
+        return OPARA_OK;
+    if (opara__node_set_string(g, p, "activation", name) != OPARA_OK) return opara__imp_oom(im);
+    prod = &g->nodes[p];
+    prod->outputs[0] = g->nodes[a].outputs[0];
+    g->values[prod->outputs[0]].producer = p;
+    dead[a] = 1;
+    return OPARA_OK;
+}
+
+/* After the GELU fusion (whose Gelu nodes it may take): every Relu or Gelu after a binary operator. */
+static opara_result opara__fuse_binary_acts(opara__imp* im, uint8_t* dead) {
+    opara__graph* g = im->g;
+    uint32_t* reads = opara__live_reads(im, dead);
+    uint32_t i;
+    opara_result r = OPARA_OK;
+    if (!reads) return opara__imp_oom(im);
+    for (i = 0; r == OPARA_OK && i < g->n_nodes; ++i) r = opara__fuse_binary_act(im, g->topo[i], reads, dead);
+    opara__free(im->rt, reads);
+    return r;
+}
+
 /* The spatial pads of a Pad that an unpadded AveragePool after it can take over: constant 0, no
    padding of N and C, each pad smaller than the window; 0 when it cannot. */
 static int opara__pad_for_pool(const opara__node* pad, const opara__node* pool, int64_t* pads, uint32_t* n_pads) {
@@ -1651,6 +1709,7 @@ static opara_result opara__fuse(opara__imp* im, uint8_t* dead) {
     for (i = 0; r == OPARA_OK && i < n; ++i)
         if (g->nodes[g->topo[i]].op == OPARA__OP_ERF || g->nodes[g->topo[i]].op == OPARA__OP_TANH)
             r = opara__fuse_gelu(im, g->topo[i], dead);
+    if (r == OPARA_OK) r = opara__fuse_binary_acts(im, dead);
     return r;
 }
 

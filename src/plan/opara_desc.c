@@ -203,9 +203,22 @@ static void opara__describe_rows(const opara__desc_ctx* c, opara__op_desc* d) {
     opara__set_launch(d, opara__blocks(rows, 1), 256, 32, 2048);
 }
 
+/* FLOPs per element of the activation fused into an Add, Sub, Mul or Div (those of its own operator). */
+static double opara__fused_act_flops(const opara__desc_ctx* c) {
+    const opara__node_params* p = opara__desc_params(c);
+    opara__op op = c->n->op;
+    if (!p || (op != OPARA__OP_ADD && op != OPARA__OP_SUB && op != OPARA__OP_MUL && op != OPARA__OP_DIV)) return 0;
+    switch (p->u.broadcast.activation) {
+    case OPARA__FUSED_NONE: case OPARA__FUSED_UNKNOWN: return 0;
+    case OPARA__FUSED_RELU: return opara__op_info_of(OPARA__OP_RELU)->flops_per_elem;
+    case OPARA__FUSED_GELU: case OPARA__FUSED_GELU_TANH: return opara__op_info_of(OPARA__OP_GELU)->flops_per_elem;
+    }
+    return 0;
+}
+
 static void opara__describe_elementwise(const opara__desc_ctx* c, opara__op_desc* d) {
     double out = opara__elems(opara__out_shape(c, 0));
-    d->flops = out * opara__op_info_of(c->n->op)->flops_per_elem;
+    d->flops = out * (opara__op_info_of(c->n->op)->flops_per_elem + opara__fused_act_flops(c));
     opara__set_launch(d, opara__blocks(out, 256), 256, 16, 0);
 }
 

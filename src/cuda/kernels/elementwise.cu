@@ -195,19 +195,22 @@ OPARA_DEVICE int opara__k_dot4(const int* c, int s0, int s1, int s2, int s3)
     return c[0] * s0 + c[1] * s1 + c[2] * s2 + c[3] * s3;
 }
 
-/* y[i] = a[.] op b[.] with meta = [ndim, dims, a strides, b strides]; n = product of dims; fast_ndim,
+/* y[i] = act(a[.] op b[.]) with meta = [ndim, dims, a strides, b strides]; n = product of dims;
+ * act: opara__k_act's code without parameters (0 none, Relu, Gelu: a fused activation); fast_ndim,
  * d1..d3, as0..as3, bs0..bs3: the same shape in arguments (see the top of the file). */
-OPARA_KERNEL(opara_binary_f32, (const float*, a), (const float*, b), (float*, y), (int, n), (int, op),
+OPARA_KERNEL(opara_binary_f32, (const float*, a), (const float*, b), (float*, y), (int, n), (int, op), (int, act),
              (const int*, meta), (int, fast_ndim), (int, d1), (int, d2), (int, d3), (int, as0), (int, as1),
              (int, as2), (int, as3), (int, bs0), (int, bs1), (int, bs2), (int, bs3))
 {
     int i, c[4];
     for (i = (int)(blockIdx.x * blockDim.x + threadIdx.x); i < n; i += (int)(blockDim.x * gridDim.x)) {
         if (fast_ndim == 0) {
-            y[i] = opara__k_binary_f32(op, a[opara__k_strided_offset(i, meta, 0)], b[opara__k_strided_offset(i, meta, 1)]);
+            y[i] = opara__k_act(opara__k_binary_f32(op, a[opara__k_strided_offset(i, meta, 0)], b[opara__k_strided_offset(i, meta, 1)]),
+                                act, 0.0f, 0.0f);
         } else {
             opara__k_split4(i, fast_ndim, d1, d2, d3, c);
-            y[i] = opara__k_binary_f32(op, a[opara__k_dot4(c, as0, as1, as2, as3)], b[opara__k_dot4(c, bs0, bs1, bs2, bs3)]);
+            y[i] = opara__k_act(opara__k_binary_f32(op, a[opara__k_dot4(c, as0, as1, as2, as3)], b[opara__k_dot4(c, bs0, bs1, bs2, bs3)]),
+                                act, 0.0f, 0.0f);
         }
     }
 }

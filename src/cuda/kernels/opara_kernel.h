@@ -193,4 +193,37 @@ OPARA_DEVICE long long opara__k_strided_offset(long long i, const int* meta, int
     return off;
 }
 
+/* Activation codes (act) and their parameters (a, b) of opara__k_act, the one activation helper of the
+ * kernels (epilogue.cu's, opara_binary_f32); src/cuda/opara_backend_cuda.h mirrors them and
+ * tests/test_cuda_kernels.c checks that both agree:
+ *   0 none   1 Relu   2 LeakyRelu(a = alpha)   3 Sigmoid   4 Tanh   5 HardSigmoid(a = alpha, b = beta)
+ *   6 HardSwish   7 Clip(a = min, b = max)   8 Sqrt   9 Erf   10 Gelu (erf)   11 Gelu (tanh approximation)
+ */
+
+/* x clamped to [lo, hi], a NaN x staying NaN (ONNX semantics; fminf/fmaxf would return the bound). */
+OPARA_DEVICE float opara__k_clamp(float x, float lo, float hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* Every activation propagates NaN, as ONNX Runtime and PyTorch do: comparisons are written so that
+ * a NaN x fails them and falls through to x. */
+OPARA_DEVICE float opara__k_act(float x, int act, float a, float b)
+{
+    switch (act) {
+    case 1: return x < 0.0f ? 0.0f : x;
+    case 2: return x >= 0.0f ? x : a * x;
+    case 3: return 1.0f / (1.0f + expf(-x));
+    case 4: return tanhf(x);
+    case 5: return opara__k_clamp(a * x + b, 0.0f, 1.0f);
+    case 6: return x * opara__k_clamp(x / 6.0f + 0.5f, 0.0f, 1.0f);
+    case 7: return opara__k_clamp(x, a, b);
+    case 8: return sqrtf(x);
+    case 9: return erff(x);
+    case 10: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case 11: return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    default: return x;
+    }
+}
+
 #endif /* OPARA_KERNEL_H */
