@@ -26826,9 +26826,10 @@ OPARA__COLD_BEGIN
    of through the staging: cuMemcpyHtoDAsync from pageable memory, which the driver stages through its
    own pinned buffers (it may return before or after the DMA: "API synchronization behavior"; the run
    synchronizes before returning, so the caller's buffer is never read after it). PyTorch copies this
-   way; on an H100 at SqueezeNet batch 8 (4.8 MB in) its host copies cost 0.5 ms, our memcpy into the
-   staging pipelined with the DMA 0.73 ms (docs/GPU-CHECK.md). 0: never. Defined before including
-   opara.h, it changes the default. */
+   way. On an H100 (docs/GPU-CHECK.md) the two paths timed the same within run-to-run noise
+   (SqueezeNet batch 8, 4.8 MB in: 1.06 and 0.99 ms direct, 1.03 and 1.05 ms staged, interleaved); the
+   direct one is kept for large inputs because it spends no host time copying into our staging and
+   one driver call per input. 0: never. Defined before including opara.h, it changes the default. */
 #ifndef OPARA_CUDA_IO_DIRECT
 #  define OPARA_CUDA_IO_DIRECT (1024u * 1024u)
 #endif
