@@ -730,6 +730,13 @@ static opara_result opara__backend_out_events(opara__cuda_session* s) {
     return OPARA_OK;
 }
 
+/* OPARA_CUDA_IO_DIRECT as a threshold (0: never, so no input is that large). A variable, so that the
+   macro is never tested as a condition (C++ compilers warn on a product in a boolean context). */
+static size_t opara__backend_io_direct_default(void) {
+    size_t bytes = OPARA_CUDA_IO_DIRECT;
+    return bytes ? bytes : SIZE_MAX;
+}
+
 /* The pinned staging of host I/O: the input buffers' layout, then every graph output (aligned). */
 static opara_result opara__backend_host_io(opara__cuda_session* s) {
     const opara__graph* g = s->g;
@@ -740,7 +747,7 @@ static opara_result opara__backend_host_io(opara__cuda_session* s) {
     s->output_off = (uint64_t*)opara__calloc(s->rt, g->n_outputs ? g->n_outputs : 1, sizeof(uint64_t));
     if (!s->output_off) return opara__backend_oom(s);
     s->io_chunk = s->opt.io_chunk ? s->opt.io_chunk : OPARA_CUDA_IO_CHUNK;
-    s->io_direct = s->opt.io_direct ? s->opt.io_direct : OPARA_CUDA_IO_DIRECT ? OPARA_CUDA_IO_DIRECT : SIZE_MAX;
+    s->io_direct = s->opt.io_direct ? s->opt.io_direct : opara__backend_io_direct_default();
     for (i = 0; i < g->n_outputs; ++i) {
         s->output_off[i] = at;
         s->output_bytes += s->value_bytes[g->outputs[i]];
