@@ -988,6 +988,18 @@ OPARADEF opara_result opara_plan_simulate(const opara_plan* plan, const opara_si
 
 /* #include "../api/opara_api.h" (inlined above) */
 
+/* Windows: the one place the library includes <windows.h>; lean, and without the min/max macros that
+   would break a C++ program including opara.h (each is left alone when the program set it). */
+#if defined(_WIN32)
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  ifndef NOMINMAX
+#    define NOMINMAX
+#  endif
+#  include <windows.h>
+#endif
+
 #include <stdarg.h>
 #include <string.h>
 #include <limits.h>
@@ -1033,7 +1045,17 @@ OPARADEF opara_result opara_plan_simulate(const opara_plan* plan, const opara_si
 #define OPARA__MAX(a, b) ((a) > (b) ? (a) : (b))
 #define OPARA__DEFAULT_ALIGN 64
 
-#if defined(__GNUC__) || defined(__clang__)
+/* Messages use C99 formats (%zu, %lld). MinGW's vsnprintf is msvcrt's unless the program asks for
+   its C99 one (__USE_MINGW_ANSI_STDIO), so there the library calls MinGW's C99 one by name; MSVC's
+   (the UCRT's) is C99 already. GCC checks MinGW formats as gnu_printf; clang knows only printf (C99). */
+#if defined(__MINGW32__)
+#  define opara__vsnprintf __mingw_vsnprintf
+#else
+#  define opara__vsnprintf vsnprintf
+#endif
+#if defined(__MINGW32__) && !defined(__clang__)
+#  define OPARA__PRINTF(fmt_index, first_arg) __attribute__((format(gnu_printf, fmt_index, first_arg)))
+#elif defined(__GNUC__) || defined(__clang__)
 #  define OPARA__PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #else
 #  define OPARA__PRINTF(fmt_index, first_arg)
@@ -1095,6 +1117,15 @@ OPARA__PRIVATE void opara__wr_u64(uint8_t* p, uint64_t v);
 
 /* snprintf that never overflows and always terminates; returns the length written. */
 OPARA__PRIVATE size_t opara__format(char* dst, size_t cap, const char* fmt, ...) OPARA__PRINTF(3, 4);
+#if !defined(OPARA_NO_STDIO)
+#  include <stdio.h>
+/* fopen of a UTF-8 path on every platform (Windows: through _wfopen; NULL for a path that is not UTF-8). */
+OPARA__PRIVATE FILE* opara__fopen(const char* path, const char* mode);
+/* Seeks to an absolute offset; 0 on failure, also past what this platform's stdio addresses. */
+OPARA__PRIVATE int opara__fseek_to(FILE* f, uint64_t offset);
+/* The file's size in bytes (from its end), left positioned at its start; 0 on failure. */
+OPARA__PRIVATE int opara__fsize(FILE* f, uint64_t* size);
+#endif
 /* FNV-1a 64-bit, for content hashes and name lookups. */
 OPARA__PRIVATE uint64_t opara__hash64(const void* data, size_t size, uint64_t seed);
 /* IEEE binary16 <-> binary32/64, bit-exact: f16 -> f32 is exact (subnormals, inf, NaN with its
@@ -1179,9 +1210,10 @@ struct opara_runtime {
    side by side); opara.h inlines it for its BLAS and CPU-affinity calls too, so it stays when
    opara.h is built without CUDA (OPARA_NO_CUDA, build/opara_cpu.h).
 
-   POSIX: dlopen (RTLD_NOW | RTLD_LOCAL), dlsym, dlclose; link with -ldl. Windows: LoadLibraryA (an
-   absolute path: LoadLibraryExA, which looks for the DLLs it imports in its own directory first),
-   GetProcAddress, FreeLibrary.
+   POSIX: dlopen (RTLD_NOW | RTLD_LOCAL), dlsym, dlclose; link with -ldl. Windows: LoadLibraryW on the
+   UTF-8 name converted (an absolute path: LoadLibraryExW, which looks for the DLLs it imports in its
+   own directory first), without the system's error dialog box, GetProcAddress, FreeLibrary; the
+   UTF-8 to UTF-16 conversion (opara_dl_widen) serves opara.h's file names too.
 
    Configuration macros (define before including):
        OPARA_DL_IMPLEMENTATION  emit the functions in this translation unit (OPARA_CUDA_IMPLEMENTATION
@@ -1219,6 +1251,15 @@ OPARA_DL_DEF void* opara_dl_sym(void* library, const char* name);
 /* Closes what opara_dl_open opened (NULL is ignored). */
 OPARA_DL_DEF void opara_dl_close(void* library);
 
+#ifdef _WIN32
+#  include <wchar.h>
+/* UTF-8 (what every path given to opara is) to the UTF-16 of Windows' W functions, terminated, in
+   out[out_count]. Returns 0 when it is not UTF-8 or does not fit. */
+OPARA_DL_DEF int opara_dl_widen(const char* utf8, wchar_t* out, size_t out_count);
+/* The longest path, in UTF-16 units with the terminator, that opara passes to Windows. */
+#  define OPARA_DL_WPATH_MAX 4096
+#endif
+
 #ifdef __cplusplus
 }
 #endif
@@ -1238,20 +1279,57 @@ OPARA_DL_DEF void opara_dl_close(void* library);
 #include <stdio.h>
 #include <string.h>
 #ifdef _WIN32
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  ifndef NOMINMAX
+#    define NOMINMAX
+#  endif
 #  include <windows.h>
 
-/* A drive-letter or UNC path. */
-static int opara__dl_absolute(const char* p) { return (p[0] && p[1] == ':') || (p[0] == '\\' && p[1] == '\\'); }
+OPARA_DL_DEF int opara_dl_widen(const char* utf8, wchar_t* out, size_t out_count) {
+    int n;
+    if (!utf8 || !out || out_count == 0 || out_count > 0x7fffffff) return 0;
+    n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8, -1, out, (int)out_count);
+    return n > 0;
+}
+
+/* A drive-letter or UNC path (either slash). */
+static int opara__dl_absolute(const char* p) {
+    return (p[0] && p[1] == ':') || ((p[0] == '\\' || p[0] == '/') && (p[1] == '\\' || p[1] == '/'));
+}
+
+/* "error N: the system's sentence" */
+static void opara__dl_error(char* err, size_t err_size, DWORD code) {
+    char text[256];
+    size_t n;
+    text[0] = 0;
+    FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code, 0, text, sizeof text, NULL);
+    for (n = strlen(text); n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' ');) text[--n] = 0;
+    snprintf(err, err_size, "LoadLibrary error %lu%s%s", (unsigned long)code, text[0] ? ": " : "", text);
+}
 
 OPARA_DL_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
     HMODULE library = NULL;
-    /* An absolute path: the DLLs it imports are looked for in its own directory first. */
+    wchar_t wide[OPARA_DL_WPATH_MAX];
+    DWORD old_mode = 0, code;
+    int quiet;
     if (!path) {
         if (err && err_size) snprintf(err, err_size, "no handle for the program itself on Windows");
         return NULL;
     }
-    library = opara__dl_absolute(path) ? LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryA(path);
-    if (!library && err && err_size) snprintf(err, err_size, "LoadLibrary error %lu", (unsigned long)GetLastError());
+    if (!opara_dl_widen(path, wide, OPARA_DL_WPATH_MAX)) {
+        if (err && err_size) snprintf(err, err_size, "the name is not UTF-8 or is longer than %d characters",
+                                      OPARA_DL_WPATH_MAX - 1);
+        return NULL;
+    }
+    /* no "missing DLL" dialog box: the thread's error mode only, the process's stays the program's */
+    quiet = SetThreadErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX, &old_mode);
+    /* an absolute path: the DLLs it imports are looked for in its own directory first */
+    library = opara__dl_absolute(path) ? LoadLibraryExW(wide, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryW(wide);
+    code = GetLastError();
+    if (quiet) SetThreadErrorMode(old_mode, NULL);
+    if (!library && err && err_size) opara__dl_error(err, err_size, code);
     return (void*)library;
 }
 OPARA_DL_DEF void* opara_dl_sym(void* library, const char* name) {
@@ -2337,7 +2415,10 @@ static int opara__cuda_mapped_path(void* library, const char* symbol, char* out,
 
 /* ---- messages ---------------------------------------------------------------------------------- */
 
-#if defined(__GNUC__) || defined(__clang__)
+/* MinGW: its C99 vsnprintf by name (msvcrt's lacks %zu), as opara.h's messages do */
+#if defined(__MINGW32__) && !defined(__clang__)
+__attribute__((format(gnu_printf, 3, 4)))
+#elif defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 3, 4)))
 #endif
 static void opara__cuda_appendf(char* buf, size_t size, const char* fmt, ...) {
@@ -2347,7 +2428,11 @@ static void opara__cuda_appendf(char* buf, size_t size, const char* fmt, ...) {
     used = strlen(buf);
     if (used + 1 >= size) return;
     va_start(args, fmt);
+#if defined(__MINGW32__)
+    __mingw_vsnprintf(buf + used, size - used, fmt, args);
+#else
     vsnprintf(buf + used, size - used, fmt, args);
+#endif
     va_end(args);
 }
 
@@ -3252,6 +3337,9 @@ OPARA__COLD_END
 
 #include <stdio.h>
 #include <stdlib.h>
+#if defined(_WIN32)
+/* #include "../../opara_dl.h" (inlined above) */
+#endif
 
 #if !defined(OPARA_MALLOC)
 /* Over-allocates and keeps the malloc'd pointer just below the aligned block, so the default
@@ -3393,7 +3481,7 @@ OPARA__PRIVATE size_t opara__format(char* dst, size_t cap, const char* fmt, ...)
     int n;
     if (cap == 0) return 0;
     va_start(args, fmt);
-    n = vsnprintf(dst, cap, fmt, args);
+    n = opara__vsnprintf(dst, cap, fmt, args);
     va_end(args);
     if (n < 0) {
         dst[0] = 0;
@@ -3475,6 +3563,39 @@ OPARADEF const char* opara_dtype_name(opara_dtype dtype) {
     default: return "?";
     }
 }
+
+#if !defined(OPARA_NO_STDIO)
+OPARA__PRIVATE FILE* opara__fopen(const char* path, const char* mode) {
+#  if defined(_WIN32)
+    wchar_t wide_path[OPARA_DL_WPATH_MAX], wide_mode[8];
+    if (!opara_dl_widen(path, wide_path, OPARA_DL_WPATH_MAX) || !opara_dl_widen(mode, wide_mode, 8)) return NULL;
+    return _wfopen(wide_path, wide_mode);
+#  else
+    return fopen(path, mode);
+#  endif
+}
+
+/* Windows' long is 32 bits: its 64-bit stdio offsets there, plain fseek/ftell elsewhere. */
+OPARA__PRIVATE int opara__fseek_to(FILE* f, uint64_t offset) {
+#  if defined(_WIN32)
+    return offset <= (uint64_t)LLONG_MAX && _fseeki64(f, (long long)offset, SEEK_SET) == 0;
+#  else
+    return offset <= (uint64_t)LONG_MAX && fseek(f, (long)offset, SEEK_SET) == 0;
+#  endif
+}
+
+OPARA__PRIVATE int opara__fsize(FILE* f, uint64_t* size) {
+#  if defined(_WIN32)
+    long long end;
+    if (_fseeki64(f, 0, SEEK_END) != 0 || (end = _ftelli64(f)) < 0) return 0;
+#  else
+    long end;
+    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 || end == LONG_MAX) return 0; /* LONG_MAX: a directory */
+#  endif
+    *size = (uint64_t)end;
+    return opara__fseek_to(f, 0);
+}
+#endif
 /* ==== END src/core/opara_util.c ==== */
 /* ==== BEGIN src/core/opara_log.c ==== */
 /* Result strings, the logger hook, and failure details. */
@@ -3521,7 +3642,7 @@ static void opara__logv(const opara_logger* logger, opara_log_level level, opara
                         va_list args) {
     char line[OPARA__DETAIL_MAX];
     if (!opara__log_enabled(logger, level)) return;
-    if (vsnprintf(line, sizeof line, fmt, args) < 0) line[0] = 0;
+    if (opara__vsnprintf(line, sizeof line, fmt, args) < 0) line[0] = 0;
     logger->func(level, item, line, logger->user_data);
 }
 
@@ -3535,7 +3656,7 @@ OPARA__PRIVATE void opara__log(const opara_logger* logger, opara_log_level level
 
 OPARA__PRIVATE opara_result opara__fail_into(opara__errbuf* buf, const opara_logger* logger, opara_result code,
                                              const char* fmt, va_list args) {
-    if (vsnprintf(buf->text, sizeof buf->text, fmt, args) < 0) buf->text[0] = 0;
+    if (opara__vsnprintf(buf->text, sizeof buf->text, fmt, args) < 0) buf->text[0] = 0;
     opara__log(logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL, "%s (%s)", buf->text, opara_result_string(code));
     return code;
 }
@@ -3567,10 +3688,7 @@ OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, co
 /* #include "opara_internal.h" (inlined above) */
 /* #include "../../opara_dl.h" (inlined above) */
 
-#if defined(_WIN32)
-#  define WIN32_LEAN_AND_MEAN
-#  include <windows.h>
-#else
+#if !defined(_WIN32) /* Windows: <windows.h> comes with opara_internal.h */
 #  include <stdlib.h>
 #  include <string.h>
 #  include <time.h>
@@ -3611,6 +3729,21 @@ OPARA__PRIVATE void opara__thread_join(opara__thread* t) {
     CloseHandle((HANDLE)t->handle);
 }
 
+/* The processors this process may run on (its affinity mask; one processor group, as Windows gives a
+   process by default). */
+static DWORD_PTR opara__process_cpus(void) {
+    DWORD_PTR process = 0, system = 0;
+    return GetProcessAffinityMask(GetCurrentProcess(), &process, &system) ? process : 0;
+}
+
+static int opara__bit_count(DWORD_PTR mask) {
+    int n = 0;
+    for (; mask; mask &= mask - 1) ++n;
+    return n;
+}
+
+/* Binding workers (cpu_pin_workers) is Linux's only for now: a thread's affinity is read back on
+   Windows only through the native NT API, so a binding there would go untested. */
 OPARA__PRIVATE int opara__thread_pin_self(uint32_t slot) {
     (void)slot;
     return 0;
@@ -3618,6 +3751,8 @@ OPARA__PRIVATE int opara__thread_pin_self(uint32_t slot) {
 
 OPARA__PRIVATE int opara__cpu_count(void) {
     SYSTEM_INFO info;
+    int n = opara__bit_count(opara__process_cpus());
+    if (n > 0) return n;
     GetSystemInfo(&info);
     return info.dwNumberOfProcessors > 0 ? (int)info.dwNumberOfProcessors : 1;
 }
@@ -3626,7 +3761,10 @@ OPARA__PRIVATE uint64_t opara__now_ns(void) {
     LARGE_INTEGER freq, now;
     QueryPerformanceFrequency(&freq);
     QueryPerformanceCounter(&now);
-    return (uint64_t)((double)now.QuadPart * 1e9 / (double)freq.QuadPart);
+    /* whole seconds and the remainder apart: ticks * 1e9 in a double would round to about a
+       millisecond after a day of uptime */
+    return (uint64_t)(now.QuadPart / freq.QuadPart) * 1000000000ull +
+           (uint64_t)(now.QuadPart % freq.QuadPart) * 1000000000ull / (uint64_t)freq.QuadPart;
 }
 
 OPARA__PRIVATE int32_t opara__atomic_load(const volatile int32_t* p) { return InterlockedCompareExchange((volatile LONG*)p, 0, 0); }
@@ -5247,7 +5385,7 @@ static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, co
     va_list args;
     if (c->mode == OPARA__SHAPE_TOLERANT) return code; /* the outputs become unknown; nothing is reported */
     va_start(args, fmt);
-    if (vsnprintf(detail, sizeof detail, fmt, args) < 0) detail[0] = 0;
+    if (opara__vsnprintf(detail, sizeof detail, fmt, args) < 0) detail[0] = 0;
     va_end(args);
     return opara__fail(c->rt, code, "node %u '%s' (%s): %s", c->node_index, c->n->name ? c->n->name : "",
                        opara__op_name(c->n->op), detail);
@@ -8993,14 +9131,15 @@ OPARA__COLD_BEGIN
 /* The model object: loading from memory and from files (mmap / MapViewOfFile / read) and the
    public queries. Every way a model is made validates it with opara_validate.c. */
 /* #include "opara_model.h" (inlined above) */
+#if defined(_WIN32)
+#  include <io.h>              /* _get_osfhandle */
+/* #include "../../opara_dl.h" (inlined above) */
+#endif
 
 #if !defined(OPARA_NO_STDIO)
 #  include <errno.h>
 #  include <stdio.h>
-#  if defined(_WIN32)
-#    define WIN32_LEAN_AND_MEAN
-#    include <windows.h>
-#  elif defined(__unix__) || defined(__APPLE__)
+#  if defined(__unix__) || defined(__APPLE__) /* Windows: <windows.h> comes with opara_internal.h */
 #    include <fcntl.h>
 #    include <sys/stat.h>
 #    include <unistd.h>
@@ -9187,15 +9326,20 @@ static int opara__rfile_read(opara__rfile* f, uint8_t* dst, size_t n, size_t* go
 }
 #else
 static int opara__rfile_open(opara__rfile* f, const char* path) {
-    f->f = fopen(path, "rb");
+    f->f = opara__fopen(path, "rb");
     if (f->f) setvbuf(f->f, NULL, _IONBF, 0); /* reads go straight into the buffer, each one to the file */
     return f->f != NULL;
 }
 static void opara__rfile_close(opara__rfile* f) { fclose(f->f); }
 
 static opara_result opara__rfile_size(opara_runtime* rt, opara__rfile* f, const char* path, size_t* size) {
-    long n;
-    if (fseek(f->f, 0, SEEK_END) != 0 || (n = ftell(f->f)) < 0 || fseek(f->f, 0, SEEK_SET) != 0 || n == LONG_MAX)
+    uint64_t n;
+#  if defined(_WIN32) /* a device (NUL, CON, COM1) has no size */
+    if (GetFileType((HANDLE)_get_osfhandle(_fileno(f->f))) != FILE_TYPE_DISK)
+        return opara__fail(rt, OPARA_ERR_IO, "'%s' is not a regular file (a device, pipe or socket); read it into "
+                           "memory and load that", path);
+#  endif
+    if (!opara__fsize(f->f, &n) || n > (uint64_t)((size_t)-1 - 1))
         return opara__fail(rt, OPARA_ERR_IO, "cannot determine the size of '%s' (a directory or not a regular file?)",
                            path);
     *size = (size_t)n;
@@ -9234,7 +9378,15 @@ OPARA__PRIVATE opara_result opara__read_file_once(opara_runtime* rt, const char*
     opara__rfile f;
     *data = NULL;
     *size = 0;
-    if (!opara__rfile_open(&f, path)) return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (!opara__rfile_open(&f, path)) {
+#if defined(_WIN32) /* Windows' C runtime does not open a directory at all: say why it failed */
+        wchar_t wide[OPARA_DL_WPATH_MAX];
+        DWORD attributes = opara_dl_widen(path, wide, OPARA_DL_WPATH_MAX) ? GetFileAttributesW(wide) : INVALID_FILE_ATTRIBUTES;
+        if (attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY))
+            return opara__fail(rt, OPARA_ERR_IO, "'%s' is a directory, not a model file", path);
+#endif
+        return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    }
     r = opara__rfile_size(rt, &f, path, &n);
     if (r == OPARA_OK && !opara__rfile_read(&f, head, n < sizeof head ? n : sizeof head, &got)) /* never past the size */
         r = opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
@@ -9289,10 +9441,15 @@ static opara_result opara__map_file(opara_model* m, const char* path) {
     m->map_base = base;
     m->map_size = (size_t)st.st_size;
 #elif defined(_WIN32) && !defined(OPARA_NO_MMAP)
-    HANDLE file = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    wchar_t wide[OPARA_DL_WPATH_MAX];
+    HANDLE file;
     LARGE_INTEGER size;
     HANDLE mapping;
     void* base;
+    if (!opara_dl_widen(path, wide, OPARA_DL_WPATH_MAX))
+        return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s': the path is not UTF-8 or is longer than %d characters",
+                           path, OPARA_DL_WPATH_MAX - 1);
+    file = CreateFileW(wide, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
     if (file == INVALID_HANDLE_VALUE) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
     if (!GetFileSizeEx(file, &size) || size.QuadPart <= 0 || (uint64_t)size.QuadPart > (uint64_t)(size_t)-1) {
         CloseHandle(file);
@@ -9831,7 +9988,7 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
     if (!builder || !path) return OPARA_ERR_INVALID_ARGS;
     r = opara_builder_save_memory(builder, &data, &size);
     if (r != OPARA_OK) return r;
-    f = fopen(path, "wb");
+    f = opara__fopen(path, "wb");
     if (!f || fwrite(data, 1, size, f) != size)
         r = opara__fail_to(&builder->detail, &builder->rt->logger, OPARA_ERR_IO, "cannot write '%s'", path);
     if (f && fclose(f) != 0 && r == OPARA_OK)
@@ -10928,7 +11085,7 @@ OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_resul
     va_list args;
     if (err && cap) {
         va_start(args, fmt);
-        vsnprintf(err, cap, fmt, args);
+        opara__vsnprintf(err, cap, fmt, args);
         va_end(args);
     }
     return code;
@@ -26464,7 +26621,8 @@ static void opara__cush_init_driver(opara__cuda_shared* sh) {
     if (r != OPARA_CUDA_SUCCESS) {
         opara__format(slot->reason, sizeof slot->reason, "%s: cuInit failed: %s (%d)", sh->cu.path,
                       opara_cuda_driver_result_name(&sh->cu, r), (int)r);
-        slot->code = OPARA_ERR_CUDA;
+        /* what the driver of a machine without a usable GPU answers: no backend, not a failure */
+        slot->code = r == OPARA_CUDA_ERROR_NO_DEVICE ? OPARA_ERR_NO_BACKEND : OPARA_ERR_CUDA;
     } else {
         opara__format(slot->reason, sizeof slot->reason, "%s: no CUDA device", sh->cu.path);
         slot->code = OPARA_ERR_NO_BACKEND;
@@ -30449,7 +30607,7 @@ static opara_result opara__session_write_file(const opara_session* s, const char
     FILE* f;
     int ok;
     if (!s || !path) return OPARA_ERR_INVALID_ARGS;
-    f = fopen(path, "w");
+    f = opara__fopen(path, "w");
     if (!f) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot open '%s' for writing", path);
     ok = write(f, s);
     if (fclose(f) != 0 || !ok) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot write '%s'", path);
@@ -31709,14 +31867,15 @@ static opara_result opara__external_locate(opara_runtime* rt, const opara__onnx_
 #else
     {
         FILE* f;
-        long end = -1;
+        uint64_t end = 0;
+        int sized;
         if (opara__format(path, cap, "%s/%s", base_dir, location) >= cap - 1)
             return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data path too long", where);
-        f = fopen(path, "rb");
+        f = opara__fopen(path, "rb");
         if (!f) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: cannot open external data '%s'", where, path);
-        if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
+        sized = opara__fsize(f, &end);
         fclose(f);
-        if (end < 0 || *offset > (uint64_t)end || out->nbytes > (uint64_t)end - *offset)
+        if (!sized || *offset > end || out->nbytes > end - *offset)
             return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: '%s' has fewer than %llu bytes at offset %llu", where,
                                path, (unsigned long long)out->nbytes, (unsigned long long)*offset);
         return OPARA_OK;
@@ -31731,10 +31890,10 @@ static opara_result opara__external_fill(opara_runtime* rt, const char* path, ui
     (void)path, (void)offset, (void)out;
     return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data needs stdio (OPARA_NO_STDIO is set)", where);
 #else
-    FILE* f = fopen(path, "rb");
+    FILE* f = opara__fopen(path, "rb");
     size_t got = 0;
     if (!f) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: cannot open external data '%s'", where, path);
-    if (offset <= (uint64_t)LONG_MAX && fseek(f, (long)offset, SEEK_SET) == 0) got = fread(out->data, 1, (size_t)out->nbytes, f);
+    if (opara__fseek_to(f, offset)) got = fread(out->data, 1, (size_t)out->nbytes, f);
     fclose(f);
     if (got != out->nbytes)
         return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: '%s' has fewer than %llu bytes at offset %llu", where, path,
@@ -35714,7 +35873,7 @@ OPARADEF opara_result opara_sim_device_load(opara_runtime* rt, const char* name_
     opara_result r;
     if (!name_or_path || !out) return OPARA_ERR_INVALID_ARGS;
     if (opara_sim_device_preset(name_or_path, out) == OPARA_OK) return OPARA_OK;
-    f = fopen(name_or_path, "rb");
+    f = opara__fopen(name_or_path, "rb");
     if (!f) return opara__fail(rt, OPARA_ERR_NOT_FOUND, "sim device '%s': not a preset and not a readable file", name_or_path);
     if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || size > (1 << 20) || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
@@ -36234,7 +36393,7 @@ OPARADEF opara_result opara_plan_write_dot(const opara_plan* p, const char* path
     FILE* f;
     int ok;
     if (!p || !path) return OPARA_ERR_INVALID_ARGS;
-    f = fopen(path, "w");
+    f = opara__fopen(path, "w");
     if (!f) return opara__fail(opara__inspect_rt(p), OPARA_ERR_IO, "cannot open '%s' for writing", path);
     ok = opara__plan_write_dot(f, p->g, p->plan);
     if (fclose(f) != 0 || !ok) return opara__fail(opara__inspect_rt(p), OPARA_ERR_IO, "cannot write '%s'", path);

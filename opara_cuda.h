@@ -1043,7 +1043,10 @@ static int opara__cuda_mapped_path(void* library, const char* symbol, char* out,
 
 /* ---- messages ---------------------------------------------------------------------------------- */
 
-#if defined(__GNUC__) || defined(__clang__)
+/* MinGW: its C99 vsnprintf by name (msvcrt's lacks %zu), as opara.h's messages do */
+#if defined(__MINGW32__) && !defined(__clang__)
+__attribute__((format(gnu_printf, 3, 4)))
+#elif defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 3, 4)))
 #endif
 static void opara__cuda_appendf(char* buf, size_t size, const char* fmt, ...) {
@@ -1053,7 +1056,11 @@ static void opara__cuda_appendf(char* buf, size_t size, const char* fmt, ...) {
     used = strlen(buf);
     if (used + 1 >= size) return;
     va_start(args, fmt);
+#if defined(__MINGW32__)
+    __mingw_vsnprintf(buf + used, size - used, fmt, args);
+#else
     vsnprintf(buf + used, size - used, fmt, args);
+#endif
     va_end(args);
 }
 

@@ -3,9 +3,10 @@
    side by side); opara.h inlines it for its BLAS and CPU-affinity calls too, so it stays when
    opara.h is built without CUDA (OPARA_NO_CUDA, build/opara_cpu.h).
 
-   POSIX: dlopen (RTLD_NOW | RTLD_LOCAL), dlsym, dlclose; link with -ldl. Windows: LoadLibraryA (an
-   absolute path: LoadLibraryExA, which looks for the DLLs it imports in its own directory first),
-   GetProcAddress, FreeLibrary.
+   POSIX: dlopen (RTLD_NOW | RTLD_LOCAL), dlsym, dlclose; link with -ldl. Windows: LoadLibraryW on the
+   UTF-8 name converted (an absolute path: LoadLibraryExW, which looks for the DLLs it imports in its
+   own directory first), without the system's error dialog box, GetProcAddress, FreeLibrary; the
+   UTF-8 to UTF-16 conversion (opara_dl_widen) serves opara.h's file names too.
 
    Configuration macros (define before including):
        OPARA_DL_IMPLEMENTATION  emit the functions in this translation unit (OPARA_CUDA_IMPLEMENTATION
@@ -43,6 +44,15 @@ OPARA_DL_DEF void* opara_dl_sym(void* library, const char* name);
 /* Closes what opara_dl_open opened (NULL is ignored). */
 OPARA_DL_DEF void opara_dl_close(void* library);
 
+#ifdef _WIN32
+#  include <wchar.h>
+/* UTF-8 (what every path given to opara is) to the UTF-16 of Windows' W functions, terminated, in
+   out[out_count]. Returns 0 when it is not UTF-8 or does not fit. */
+OPARA_DL_DEF int opara_dl_widen(const char* utf8, wchar_t* out, size_t out_count);
+/* The longest path, in UTF-16 units with the terminator, that opara passes to Windows. */
+#  define OPARA_DL_WPATH_MAX 4096
+#endif
+
 #ifdef __cplusplus
 }
 #endif
@@ -62,20 +72,57 @@ OPARA_DL_DEF void opara_dl_close(void* library);
 #include <stdio.h>
 #include <string.h>
 #ifdef _WIN32
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  ifndef NOMINMAX
+#    define NOMINMAX
+#  endif
 #  include <windows.h>
 
-/* A drive-letter or UNC path. */
-static int opara__dl_absolute(const char* p) { return (p[0] && p[1] == ':') || (p[0] == '\\' && p[1] == '\\'); }
+OPARA_DL_DEF int opara_dl_widen(const char* utf8, wchar_t* out, size_t out_count) {
+    int n;
+    if (!utf8 || !out || out_count == 0 || out_count > 0x7fffffff) return 0;
+    n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8, -1, out, (int)out_count);
+    return n > 0;
+}
+
+/* A drive-letter or UNC path (either slash). */
+static int opara__dl_absolute(const char* p) {
+    return (p[0] && p[1] == ':') || ((p[0] == '\\' || p[0] == '/') && (p[1] == '\\' || p[1] == '/'));
+}
+
+/* "error N: the system's sentence" */
+static void opara__dl_error(char* err, size_t err_size, DWORD code) {
+    char text[256];
+    size_t n;
+    text[0] = 0;
+    FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code, 0, text, sizeof text, NULL);
+    for (n = strlen(text); n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' ');) text[--n] = 0;
+    snprintf(err, err_size, "LoadLibrary error %lu%s%s", (unsigned long)code, text[0] ? ": " : "", text);
+}
 
 OPARA_DL_DEF void* opara_dl_open(const char* path, char* err, size_t err_size) {
     HMODULE library = NULL;
-    /* An absolute path: the DLLs it imports are looked for in its own directory first. */
+    wchar_t wide[OPARA_DL_WPATH_MAX];
+    DWORD old_mode = 0, code;
+    int quiet;
     if (!path) {
         if (err && err_size) snprintf(err, err_size, "no handle for the program itself on Windows");
         return NULL;
     }
-    library = opara__dl_absolute(path) ? LoadLibraryExA(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryA(path);
-    if (!library && err && err_size) snprintf(err, err_size, "LoadLibrary error %lu", (unsigned long)GetLastError());
+    if (!opara_dl_widen(path, wide, OPARA_DL_WPATH_MAX)) {
+        if (err && err_size) snprintf(err, err_size, "the name is not UTF-8 or is longer than %d characters",
+                                      OPARA_DL_WPATH_MAX - 1);
+        return NULL;
+    }
+    /* no "missing DLL" dialog box: the thread's error mode only, the process's stays the program's */
+    quiet = SetThreadErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX, &old_mode);
+    /* an absolute path: the DLLs it imports are looked for in its own directory first */
+    library = opara__dl_absolute(path) ? LoadLibraryExW(wide, NULL, LOAD_WITH_ALTERED_SEARCH_PATH) : LoadLibraryW(wide);
+    code = GetLastError();
+    if (quiet) SetThreadErrorMode(old_mode, NULL);
+    if (!library && err && err_size) opara__dl_error(err, err_size, code);
     return (void*)library;
 }
 OPARA_DL_DEF void* opara_dl_sym(void* library, const char* name) {

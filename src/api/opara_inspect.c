@@ -441,7 +441,7 @@ OPARADEF opara_result opara_plan_write_dot(const opara_plan* p, const char* path
     FILE* f;
     int ok;
     if (!p || !path) return OPARA_ERR_INVALID_ARGS;
-    f = fopen(path, "w");
+    f = opara__fopen(path, "w");
     if (!f) return opara__fail(opara__inspect_rt(p), OPARA_ERR_IO, "cannot open '%s' for writing", path);
     ok = opara__plan_write_dot(f, p->g, p->plan);
     if (fclose(f) != 0 || !ok) return opara__fail(opara__inspect_rt(p), OPARA_ERR_IO, "cannot write '%s'", path);

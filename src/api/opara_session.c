@@ -470,7 +470,7 @@ static opara_result opara__session_write_file(const opara_session* s, const char
     FILE* f;
     int ok;
     if (!s || !path) return OPARA_ERR_INVALID_ARGS;
-    f = fopen(path, "w");
+    f = opara__fopen(path, "w");
     if (!f) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot open '%s' for writing", path);
     ok = write(f, s);
     if (fclose(f) != 0 || !ok) return opara__session_fail((opara_session*)s, OPARA_ERR_IO, "cannot write '%s'", path);

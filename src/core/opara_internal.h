@@ -11,6 +11,18 @@
 
 #include "../api/opara_api.h"
 
+/* Windows: the one place the library includes <windows.h>; lean, and without the min/max macros that
+   would break a C++ program including opara.h (each is left alone when the program set it). */
+#if defined(_WIN32)
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  ifndef NOMINMAX
+#    define NOMINMAX
+#  endif
+#  include <windows.h>
+#endif
+
 #include <stdarg.h>
 #include <string.h>
 #include <limits.h>
@@ -56,7 +68,17 @@
 #define OPARA__MAX(a, b) ((a) > (b) ? (a) : (b))
 #define OPARA__DEFAULT_ALIGN 64
 
-#if defined(__GNUC__) || defined(__clang__)
+/* Messages use C99 formats (%zu, %lld). MinGW's vsnprintf is msvcrt's unless the program asks for
+   its C99 one (__USE_MINGW_ANSI_STDIO), so there the library calls MinGW's C99 one by name; MSVC's
+   (the UCRT's) is C99 already. GCC checks MinGW formats as gnu_printf; clang knows only printf (C99). */
+#if defined(__MINGW32__)
+#  define opara__vsnprintf __mingw_vsnprintf
+#else
+#  define opara__vsnprintf vsnprintf
+#endif
+#if defined(__MINGW32__) && !defined(__clang__)
+#  define OPARA__PRINTF(fmt_index, first_arg) __attribute__((format(gnu_printf, fmt_index, first_arg)))
+#elif defined(__GNUC__) || defined(__clang__)
 #  define OPARA__PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #else
 #  define OPARA__PRINTF(fmt_index, first_arg)
@@ -118,6 +140,15 @@ OPARA__PRIVATE void opara__wr_u64(uint8_t* p, uint64_t v);
 
 /* snprintf that never overflows and always terminates; returns the length written. */
 OPARA__PRIVATE size_t opara__format(char* dst, size_t cap, const char* fmt, ...) OPARA__PRINTF(3, 4);
+#if !defined(OPARA_NO_STDIO)
+#  include <stdio.h>
+/* fopen of a UTF-8 path on every platform (Windows: through _wfopen; NULL for a path that is not UTF-8). */
+OPARA__PRIVATE FILE* opara__fopen(const char* path, const char* mode);
+/* Seeks to an absolute offset; 0 on failure, also past what this platform's stdio addresses. */
+OPARA__PRIVATE int opara__fseek_to(FILE* f, uint64_t offset);
+/* The file's size in bytes (from its end), left positioned at its start; 0 on failure. */
+OPARA__PRIVATE int opara__fsize(FILE* f, uint64_t* size);
+#endif
 /* FNV-1a 64-bit, for content hashes and name lookups. */
 OPARA__PRIVATE uint64_t opara__hash64(const void* data, size_t size, uint64_t seed);
 /* IEEE binary16 <-> binary32/64, bit-exact: f16 -> f32 is exact (subnormals, inf, NaN with its

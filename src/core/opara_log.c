@@ -42,7 +42,7 @@ static void opara__logv(const opara_logger* logger, opara_log_level level, opara
                         va_list args) {
     char line[OPARA__DETAIL_MAX];
     if (!opara__log_enabled(logger, level)) return;
-    if (vsnprintf(line, sizeof line, fmt, args) < 0) line[0] = 0;
+    if (opara__vsnprintf(line, sizeof line, fmt, args) < 0) line[0] = 0;
     logger->func(level, item, line, logger->user_data);
 }
 
@@ -56,7 +56,7 @@ OPARA__PRIVATE void opara__log(const opara_logger* logger, opara_log_level level
 
 OPARA__PRIVATE opara_result opara__fail_into(opara__errbuf* buf, const opara_logger* logger, opara_result code,
                                              const char* fmt, va_list args) {
-    if (vsnprintf(buf->text, sizeof buf->text, fmt, args) < 0) buf->text[0] = 0;
+    if (opara__vsnprintf(buf->text, sizeof buf->text, fmt, args) < 0) buf->text[0] = 0;
     opara__log(logger, OPARA_LOG_ERROR, OPARA_LOGITEM_ERROR_DETAIL, "%s (%s)", buf->text, opara_result_string(code));
     return code;
 }

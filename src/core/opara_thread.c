@@ -2,10 +2,7 @@
 #include "opara_internal.h"
 #include "../../opara_dl.h" /* opara_dl_open/sym/close: the one dynamic-library layer */
 
-#if defined(_WIN32)
-#  define WIN32_LEAN_AND_MEAN
-#  include <windows.h>
-#else
+#if !defined(_WIN32) /* Windows: <windows.h> comes with opara_internal.h */
 #  include <stdlib.h>
 #  include <string.h>
 #  include <time.h>
@@ -46,6 +43,21 @@ OPARA__PRIVATE void opara__thread_join(opara__thread* t) {
     CloseHandle((HANDLE)t->handle);
 }
 
+/* The processors this process may run on (its affinity mask; one processor group, as Windows gives a
+   process by default). */
+static DWORD_PTR opara__process_cpus(void) {
+    DWORD_PTR process = 0, system = 0;
+    return GetProcessAffinityMask(GetCurrentProcess(), &process, &system) ? process : 0;
+}
+
+static int opara__bit_count(DWORD_PTR mask) {
+    int n = 0;
+    for (; mask; mask &= mask - 1) ++n;
+    return n;
+}
+
+/* Binding workers (cpu_pin_workers) is Linux's only for now: a thread's affinity is read back on
+   Windows only through the native NT API, so a binding there would go untested. */
 OPARA__PRIVATE int opara__thread_pin_self(uint32_t slot) {
     (void)slot;
     return 0;
@@ -53,6 +65,8 @@ OPARA__PRIVATE int opara__thread_pin_self(uint32_t slot) {
 
 OPARA__PRIVATE int opara__cpu_count(void) {
     SYSTEM_INFO info;
+    int n = opara__bit_count(opara__process_cpus());
+    if (n > 0) return n;
     GetSystemInfo(&info);
     return info.dwNumberOfProcessors > 0 ? (int)info.dwNumberOfProcessors : 1;
 }
@@ -61,7 +75,10 @@ OPARA__PRIVATE uint64_t opara__now_ns(void) {
     LARGE_INTEGER freq, now;
     QueryPerformanceFrequency(&freq);
     QueryPerformanceCounter(&now);
-    return (uint64_t)((double)now.QuadPart * 1e9 / (double)freq.QuadPart);
+    /* whole seconds and the remainder apart: ticks * 1e9 in a double would round to about a
+       millisecond after a day of uptime */
+    return (uint64_t)(now.QuadPart / freq.QuadPart) * 1000000000ull +
+           (uint64_t)(now.QuadPart % freq.QuadPart) * 1000000000ull / (uint64_t)freq.QuadPart;
 }
 
 OPARA__PRIVATE int32_t opara__atomic_load(const volatile int32_t* p) { return InterlockedCompareExchange((volatile LONG*)p, 0, 0); }

@@ -3,6 +3,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#if defined(_WIN32)
+#  include "../../opara_dl.h" /* opara_dl_widen */
+#endif
 
 #if !defined(OPARA_MALLOC)
 /* Over-allocates and keeps the malloc'd pointer just below the aligned block, so the default
@@ -144,7 +147,7 @@ OPARA__PRIVATE size_t opara__format(char* dst, size_t cap, const char* fmt, ...)
     int n;
     if (cap == 0) return 0;
     va_start(args, fmt);
-    n = vsnprintf(dst, cap, fmt, args);
+    n = opara__vsnprintf(dst, cap, fmt, args);
     va_end(args);
     if (n < 0) {
         dst[0] = 0;
@@ -226,3 +229,36 @@ OPARADEF const char* opara_dtype_name(opara_dtype dtype) {
     default: return "?";
     }
 }
+
+#if !defined(OPARA_NO_STDIO)
+OPARA__PRIVATE FILE* opara__fopen(const char* path, const char* mode) {
+#  if defined(_WIN32)
+    wchar_t wide_path[OPARA_DL_WPATH_MAX], wide_mode[8];
+    if (!opara_dl_widen(path, wide_path, OPARA_DL_WPATH_MAX) || !opara_dl_widen(mode, wide_mode, 8)) return NULL;
+    return _wfopen(wide_path, wide_mode);
+#  else
+    return fopen(path, mode);
+#  endif
+}
+
+/* Windows' long is 32 bits: its 64-bit stdio offsets there, plain fseek/ftell elsewhere. */
+OPARA__PRIVATE int opara__fseek_to(FILE* f, uint64_t offset) {
+#  if defined(_WIN32)
+    return offset <= (uint64_t)LLONG_MAX && _fseeki64(f, (long long)offset, SEEK_SET) == 0;
+#  else
+    return offset <= (uint64_t)LONG_MAX && fseek(f, (long)offset, SEEK_SET) == 0;
+#  endif
+}
+
+OPARA__PRIVATE int opara__fsize(FILE* f, uint64_t* size) {
+#  if defined(_WIN32)
+    long long end;
+    if (_fseeki64(f, 0, SEEK_END) != 0 || (end = _ftelli64(f)) < 0) return 0;
+#  else
+    long end;
+    if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) < 0 || end == LONG_MAX) return 0; /* LONG_MAX: a directory */
+#  endif
+    *size = (uint64_t)end;
+    return opara__fseek_to(f, 0);
+}
+#endif

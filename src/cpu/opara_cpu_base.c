@@ -9,7 +9,7 @@ OPARA__PRIVATE opara_result opara__cpu_reject(char* err, size_t cap, opara_resul
     va_list args;
     if (err && cap) {
         va_start(args, fmt);
-        vsnprintf(err, cap, fmt, args);
+        opara__vsnprintf(err, cap, fmt, args);
         va_end(args);
     }
     return code;

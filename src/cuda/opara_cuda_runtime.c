@@ -100,7 +100,8 @@ static void opara__cush_init_driver(opara__cuda_shared* sh) {
     if (r != OPARA_CUDA_SUCCESS) {
         opara__format(slot->reason, sizeof slot->reason, "%s: cuInit failed: %s (%d)", sh->cu.path,
                       opara_cuda_driver_result_name(&sh->cu, r), (int)r);
-        slot->code = OPARA_ERR_CUDA;
+        /* what the driver of a machine without a usable GPU answers: no backend, not a failure */
+        slot->code = r == OPARA_CUDA_ERROR_NO_DEVICE ? OPARA_ERR_NO_BACKEND : OPARA_ERR_CUDA;
     } else {
         opara__format(slot->reason, sizeof slot->reason, "%s: no CUDA device", sh->cu.path);
         slot->code = OPARA_ERR_NO_BACKEND;

@@ -53,7 +53,7 @@ static opara_result opara__shape_fail(opara__shape_ctx* c, opara_result code, co
     va_list args;
     if (c->mode == OPARA__SHAPE_TOLERANT) return code; /* the outputs become unknown; nothing is reported */
     va_start(args, fmt);
-    if (vsnprintf(detail, sizeof detail, fmt, args) < 0) detail[0] = 0;
+    if (opara__vsnprintf(detail, sizeof detail, fmt, args) < 0) detail[0] = 0;
     va_end(args);
     return opara__fail(c->rt, code, "node %u '%s' (%s): %s", c->node_index, c->n->name ? c->n->name : "",
                        opara__op_name(c->n->op), detail);

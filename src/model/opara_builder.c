@@ -403,7 +403,7 @@ OPARADEF opara_result opara_builder_save_file(opara_builder* builder, const char
     if (!builder || !path) return OPARA_ERR_INVALID_ARGS;
     r = opara_builder_save_memory(builder, &data, &size);
     if (r != OPARA_OK) return r;
-    f = fopen(path, "wb");
+    f = opara__fopen(path, "wb");
     if (!f || fwrite(data, 1, size, f) != size)
         r = opara__fail_to(&builder->detail, &builder->rt->logger, OPARA_ERR_IO, "cannot write '%s'", path);
     if (f && fclose(f) != 0 && r == OPARA_OK)

@@ -1,14 +1,15 @@
 /* The model object: loading from memory and from files (mmap / MapViewOfFile / read) and the
    public queries. Every way a model is made validates it with opara_validate.c. */
 #include "opara_model.h"
+#if defined(_WIN32)
+#  include <io.h>              /* _get_osfhandle */
+#  include "../../opara_dl.h" /* opara_dl_widen */
+#endif
 
 #if !defined(OPARA_NO_STDIO)
 #  include <errno.h>
 #  include <stdio.h>
-#  if defined(_WIN32)
-#    define WIN32_LEAN_AND_MEAN
-#    include <windows.h>
-#  elif defined(__unix__) || defined(__APPLE__)
+#  if defined(__unix__) || defined(__APPLE__) /* Windows: <windows.h> comes with opara_internal.h */
 #    include <fcntl.h>
 #    include <sys/stat.h>
 #    include <unistd.h>
@@ -195,15 +196,20 @@ static int opara__rfile_read(opara__rfile* f, uint8_t* dst, size_t n, size_t* go
 }
 #else
 static int opara__rfile_open(opara__rfile* f, const char* path) {
-    f->f = fopen(path, "rb");
+    f->f = opara__fopen(path, "rb");
     if (f->f) setvbuf(f->f, NULL, _IONBF, 0); /* reads go straight into the buffer, each one to the file */
     return f->f != NULL;
 }
 static void opara__rfile_close(opara__rfile* f) { fclose(f->f); }
 
 static opara_result opara__rfile_size(opara_runtime* rt, opara__rfile* f, const char* path, size_t* size) {
-    long n;
-    if (fseek(f->f, 0, SEEK_END) != 0 || (n = ftell(f->f)) < 0 || fseek(f->f, 0, SEEK_SET) != 0 || n == LONG_MAX)
+    uint64_t n;
+#  if defined(_WIN32) /* a device (NUL, CON, COM1) has no size */
+    if (GetFileType((HANDLE)_get_osfhandle(_fileno(f->f))) != FILE_TYPE_DISK)
+        return opara__fail(rt, OPARA_ERR_IO, "'%s' is not a regular file (a device, pipe or socket); read it into "
+                           "memory and load that", path);
+#  endif
+    if (!opara__fsize(f->f, &n) || n > (uint64_t)((size_t)-1 - 1))
         return opara__fail(rt, OPARA_ERR_IO, "cannot determine the size of '%s' (a directory or not a regular file?)",
                            path);
     *size = (size_t)n;
@@ -242,7 +248,15 @@ OPARA__PRIVATE opara_result opara__read_file_once(opara_runtime* rt, const char*
     opara__rfile f;
     *data = NULL;
     *size = 0;
-    if (!opara__rfile_open(&f, path)) return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (!opara__rfile_open(&f, path)) {
+#if defined(_WIN32) /* Windows' C runtime does not open a directory at all: say why it failed */
+        wchar_t wide[OPARA_DL_WPATH_MAX];
+        DWORD attributes = opara_dl_widen(path, wide, OPARA_DL_WPATH_MAX) ? GetFileAttributesW(wide) : INVALID_FILE_ATTRIBUTES;
+        if (attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY))
+            return opara__fail(rt, OPARA_ERR_IO, "'%s' is a directory, not a model file", path);
+#endif
+        return opara__fail(rt, OPARA_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    }
     r = opara__rfile_size(rt, &f, path, &n);
     if (r == OPARA_OK && !opara__rfile_read(&f, head, n < sizeof head ? n : sizeof head, &got)) /* never past the size */
         r = opara__fail(rt, OPARA_ERR_IO, "cannot read '%s'", path);
@@ -297,10 +311,15 @@ static opara_result opara__map_file(opara_model* m, const char* path) {
     m->map_base = base;
     m->map_size = (size_t)st.st_size;
 #elif defined(_WIN32) && !defined(OPARA_NO_MMAP)
-    HANDLE file = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    wchar_t wide[OPARA_DL_WPATH_MAX];
+    HANDLE file;
     LARGE_INTEGER size;
     HANDLE mapping;
     void* base;
+    if (!opara_dl_widen(path, wide, OPARA_DL_WPATH_MAX))
+        return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s': the path is not UTF-8 or is longer than %d characters",
+                           path, OPARA_DL_WPATH_MAX - 1);
+    file = CreateFileW(wide, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
     if (file == INVALID_HANDLE_VALUE) return opara__fail(m->rt, OPARA_ERR_IO, "cannot open '%s'", path);
     if (!GetFileSizeEx(file, &size) || size.QuadPart <= 0 || (uint64_t)size.QuadPart > (uint64_t)(size_t)-1) {
         CloseHandle(file);

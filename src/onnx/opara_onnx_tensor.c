@@ -118,14 +118,15 @@ static opara_result opara__external_locate(opara_runtime* rt, const opara__onnx_
 #else
     {
         FILE* f;
-        long end = -1;
+        uint64_t end = 0;
+        int sized;
         if (opara__format(path, cap, "%s/%s", base_dir, location) >= cap - 1)
             return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data path too long", where);
-        f = fopen(path, "rb");
+        f = opara__fopen(path, "rb");
         if (!f) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: cannot open external data '%s'", where, path);
-        if (fseek(f, 0, SEEK_END) == 0) end = ftell(f);
+        sized = opara__fsize(f, &end);
         fclose(f);
-        if (end < 0 || *offset > (uint64_t)end || out->nbytes > (uint64_t)end - *offset)
+        if (!sized || *offset > end || out->nbytes > end - *offset)
             return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: '%s' has fewer than %llu bytes at offset %llu", where,
                                path, (unsigned long long)out->nbytes, (unsigned long long)*offset);
         return OPARA_OK;
@@ -140,10 +141,10 @@ static opara_result opara__external_fill(opara_runtime* rt, const char* path, ui
     (void)path, (void)offset, (void)out;
     return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: external data needs stdio (OPARA_NO_STDIO is set)", where);
 #else
-    FILE* f = fopen(path, "rb");
+    FILE* f = opara__fopen(path, "rb");
     size_t got = 0;
     if (!f) return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: cannot open external data '%s'", where, path);
-    if (offset <= (uint64_t)LONG_MAX && fseek(f, (long)offset, SEEK_SET) == 0) got = fread(out->data, 1, (size_t)out->nbytes, f);
+    if (opara__fseek_to(f, offset)) got = fread(out->data, 1, (size_t)out->nbytes, f);
     fclose(f);
     if (got != out->nbytes)
         return opara__fail(rt, OPARA_ERR_EXTERNAL_DATA, "%s: '%s' has fewer than %llu bytes at offset %llu", where, path,

@@ -936,7 +936,7 @@ OPARADEF opara_result opara_sim_device_load(opara_runtime* rt, const char* name_
     opara_result r;
     if (!name_or_path || !out) return OPARA_ERR_INVALID_ARGS;
     if (opara_sim_device_preset(name_or_path, out) == OPARA_OK) return OPARA_OK;
-    f = fopen(name_or_path, "rb");
+    f = opara__fopen(name_or_path, "rb");
     if (!f) return opara__fail(rt, OPARA_ERR_NOT_FOUND, "sim device '%s': not a preset and not a readable file", name_or_path);
     if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || size > (1 << 20) || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
