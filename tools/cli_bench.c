@@ -358,11 +358,11 @@ static void bench_save_views(const bench_args* a, const opara_sim_result* res, c
     char title[256];
     FILE* f;
     snprintf(title, sizeof title, "%s, opara graph, %s, batch %lld", m->name, dev->name, (long long)batch);
-    if (a->trace && (f = fopen(a->trace, "wb")) != NULL) {
+    if (a->trace && (f = tool_fopen(a->trace, "wb")) != NULL) {
         opara_sim_trace_write(res, names, bench_file_write, f);
         fclose(f);
     }
-    if (a->svg && (f = fopen(a->svg, "wb")) != NULL) {
+    if (a->svg && (f = tool_fopen(a->svg, "wb")) != NULL) {
         bench_write_svg(f, res, title);
         fclose(f);
     }
@@ -449,7 +449,7 @@ static int cli_bench(int argc, char** argv) {
     int ok = 1, first = 1, views = 1, i;
     if (!bench_parse_args(argc, argv, &a)) return 2;
     if (opara_runtime_create(NULL, &rt) != OPARA_OK) return 1;
-    if (a.json && !(json = fopen(a.json, "wb"))) fprintf(stderr, "opara bench: cannot write %s\n", a.json);
+    if (a.json && !(json = tool_fopen(a.json, "wb"))) fprintf(stderr, "opara bench: cannot write %s\n", a.json);
     if (json) fprintf(json, "[");
     printf("opara bench: all timings are SIMULATED (docs/SIMULATOR.md), not measured\n");
     fflush(stdout);

@@ -5,7 +5,7 @@
    for programs that cannot read files (load it with opara_model_load_memory). */
 
 static int cli_convert_write(const char* path, const uint8_t* data, size_t size) {
-    FILE* f = fopen(path, "wb");
+    FILE* f = tool_fopen(path, "wb");
     int ok = f && fwrite(data, 1, size, f) == size;
     if (f && fclose(f) != 0) ok = 0;
     if (!ok) fprintf(stderr, "opara convert: cannot write '%s'\n", path);
@@ -28,7 +28,7 @@ static void cli_convert_symbol(const char* path, char* out, size_t cap) {
 static int cli_convert_header(const char* path, const uint8_t* data, size_t size) {
     char sym[128];
     size_t i;
-    FILE* f = fopen(path, "w");
+    FILE* f = tool_fopen(path, "w");
     int ok;
     if (!f) {
         fprintf(stderr, "opara convert: cannot write '%s'\n", path);

@@ -17,7 +17,7 @@ static int cli_starts_with_magic(const char* path) {
     struct stat st; /* opening a FIFO would block: only regular files are sniffed (the loader refuses the rest) */
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
 #endif
-    f = fopen(path, "rb");
+    f = tool_fopen(path, "rb");
     size_t got = f ? fread(magic, 1, sizeof magic, f) : 0;
     if (f) fclose(f);
     return got == sizeof magic && memcmp(magic, OPARA_FILE_MAGIC, sizeof magic) == 0;
@@ -87,7 +87,7 @@ static int cli_onnx_args_fit(const char* cmd, const char* path, const cli_onnx_a
 
 /* Size of the file at path, -1 when it cannot be sized. */
 static long long cli_file_size(const char* path) {
-    FILE* f = fopen(path, "rb");
+    FILE* f = tool_fopen(path, "rb");
     long n = -1;
     if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
     if (f) fclose(f);

@@ -17,7 +17,11 @@
 #include <errno.h>
 #ifdef _WIN32
 #include <direct.h>
-#define CLI_MKDIR(p) _mkdir(p)
+static int cli_mkdir(const char* utf8) {
+    wchar_t wide[4096];
+    return tool_widen(utf8, wide, 4096) ? _wmkdir(wide) : -1;
+}
+#define CLI_MKDIR(p) cli_mkdir(p)
 #else
 #include <sys/stat.h>
 #define CLI_MKDIR(p) mkdir((p), 0777)
@@ -62,7 +66,7 @@ static const char* cli_npy_descr(opara_dtype t) {
 }
 
 static int cli_npy_read(const char* path, cli_npy* out) {
-    FILE* f = fopen(path, "rb");
+    FILE* f = tool_fopen(path, "rb");
     unsigned char pre[10];
     char header[4096], *p;
     size_t hlen, count = 1;
@@ -135,7 +139,7 @@ static int cli_npy_write(const char* path, opara_dtype dtype, int32_t rank, cons
     total = (10 + len + 1 + 63) / 64 * 64;
     while (10 + len + 1 < total) header[len++] = ' ';
     header[len++] = '\n';
-    f = fopen(path, "wb");
+    f = tool_fopen(path, "wb");
     if (!f) return 0;
     fwrite("\x93NUMPY\x01\x00", 1, 8, f);
     fputc((int)(len & 0xff), f);
@@ -175,7 +179,7 @@ static void cli_fill_random(opara_tensor* t, size_t count, uint32_t seed) {
 static int cli_write_trace(const char* path, const opara_model* m, opara_session* s) {
     uint32_t n = opara_session_get_node_times(s, NULL, 0), i;
     opara_node_time* t = (opara_node_time*)malloc((n ? n : 1) * sizeof *t);
-    FILE* f = fopen(path, "w");
+    FILE* f = tool_fopen(path, "w");
     if (!t || !f) {
         free(t);
         if (f) fclose(f);
@@ -215,7 +219,7 @@ static int cli_print_profile(const opara_model* m, const opara_session* s, const
         fprintf(stderr, "opara run: --profile needs the CUDA backend (this session runs on the CPU)\n");
         return 0;
     }
-    if (json_path && !(f = fopen(json_path, "w"))) {
+    if (json_path && !(f = tool_fopen(json_path, "w"))) {
         fprintf(stderr, "opara run: cannot write %s\n", json_path);
         return 0;
     }
@@ -405,7 +409,7 @@ static int cli_run(int argc, char** argv) {
         if (spec_of[k] >= 0) {
             const char* path = strchr(in_spec[spec_of[k]], '=') + 1;
             cli_npy* f = &npy[spec_of[k]];
-            FILE* probe = fopen(path, "rb");
+            FILE* probe = tool_fopen(path, "rb");
             if (!probe) { /* say why: a missing file is not a malformed one */
                 fprintf(stderr, "opara run: cannot read %s: %s\n", path, strerror(errno));
                 goto done;

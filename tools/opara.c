@@ -42,7 +42,7 @@ static int cli_usage(FILE* out) {
     return out == stderr ? 2 : 0;
 }
 
-int main(int argc, char** argv) {
+static int cli_main(int argc, char** argv) {
     size_t i;
     if (argc < 2) return cli_usage(stderr);
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
@@ -52,3 +52,24 @@ int main(int argc, char** argv) {
     fprintf(stderr, "opara: unknown command '%s'\n", argv[1]);
     return cli_usage(stderr);
 }
+
+#ifdef _WIN32
+/* Windows hands main() its arguments in the ANSI code page, which cannot spell every file name: the
+   wide ones are taken instead (built with -municode) and passed on as UTF-8, what the library expects. */
+int wmain(int argc, wchar_t** wargv) {
+    char** argv = (char**)calloc((size_t)argc + 1, sizeof *argv);
+    int i, n, rc = 2;
+    for (i = 0; argv && i < argc; ++i) {
+        n = WideCharToMultiByte(CP_UTF8, 0, wargv[i], -1, NULL, 0, NULL, NULL);
+        if (n <= 0 || !(argv[i] = (char*)malloc((size_t)n))) break;
+        WideCharToMultiByte(CP_UTF8, 0, wargv[i], -1, argv[i], n, NULL, NULL);
+    }
+    if (argv && i == argc) rc = cli_main(argc, argv);
+    else fprintf(stderr, "opara: out of memory reading the command line\n");
+    for (i = 0; argv && i < argc; ++i) free(argv[i]);
+    free(argv);
+    return rc;
+}
+#else
+int main(int argc, char** argv) { return cli_main(argc, argv); }
+#endif
