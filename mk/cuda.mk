@@ -31,6 +31,11 @@ $(BUILD)/cuda/libopara_fake_cuda13.so: tests/test_cuda_loader.c
 $(BUILD)/cuda/libopara_fake_cuda11.so: tests/test_cuda_loader.c
 	$(FAKE_CUDA_CC) -DOPARA_TEST_FAKE_PROC_DRIVER=11080
 
+# The no-device driver of tests/test_cuda_nodevice.c (Windows: mk/windows.mk builds it as a DLL).
+$(BUILD)/cuda/libopara_fake_nodevice_cuda.so: tests/fake_cuda_nodevice.c
+	$(FAKE_CUDA_CC)
+$(BUILD)/tests/test_cuda_nodevice: | $(BUILD)/cuda/libopara_fake_nodevice_cuda.so
+
 # A fake NVRTC for tests/test_cuda_nvrtc.c (built from that file; found in ../cuda/ beside the
 # test binary): its cubin and PTX are refused by the driver, so the embedded PTX runs.
 $(BUILD)/cuda/libopara_fake_nvrtc.so: tests/test_cuda_nvrtc.c src/cuda/kernels/opara_ptx.h src/cuda/kernels/opara_ptx_pack.h

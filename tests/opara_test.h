@@ -16,6 +16,7 @@
 
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +40,56 @@ typedef struct opara_test_case {
 #define OT_CASE(name) {#name, name}
 #define OT_COUNT(table) ((int)(sizeof(table) / sizeof((table)[0])))
 
-#if defined(__GNUC__) || defined(__clang__)
+/* MinGW builds of the tests define __USE_MINGW_ANSI_STDIO=1 (mk/windows.mk): C99 printf formats. */
+#if defined(__MINGW32__) && !defined(__clang__)
+#  define OT__PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))
+#  define OT__UNUSED __attribute__((unused))
+#elif defined(__GNUC__) || defined(__clang__)
 #  define OT__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #  define OT__UNUSED __attribute__((unused))
 #else
 #  define OT__PRINTF(a, b)
 #  define OT__UNUSED
 #endif
+
+/* The POSIX calls the tests' fixtures use, on Windows (make test-windows: MinGW, run under Wine). */
+#ifdef _WIN32
+#  include <direct.h>
+#  include <io.h>
+#  include <malloc.h>
+#  ifndef R_OK
+#    define R_OK 4
+#  endif
+OT__UNUSED static int setenv(const char* name, const char* value, int overwrite) {
+    if (!overwrite && getenv(name)) return 0;
+    return _putenv_s(name, value) == 0 ? 0 : -1;
+}
+OT__UNUSED static int unsetenv(const char* name) { return _putenv_s(name, "") == 0 ? 0 : -1; }
+OT__UNUSED static char* mkdtemp(char* pattern) {
+    return _mktemp_s(pattern, strlen(pattern) + 1) == 0 && _mkdir(pattern) == 0 ? pattern : NULL;
+}
+#endif
+
+/* Aligned memory for the tests' allocator hooks, in plain C99 (posix_memalign and _aligned_malloc are
+   each one platform's): the block's start is kept just below the aligned pointer. alignment: a power
+   of two. */
+OT__UNUSED static void* ot_aligned_alloc(size_t size, size_t alignment) {
+    unsigned char* raw;
+    uintptr_t at;
+    if (alignment < sizeof(void*)) alignment = sizeof(void*);
+    if (size > (size_t)-1 - alignment - sizeof(void*)) return NULL;
+    raw = (unsigned char*)malloc(size + alignment + sizeof(void*));
+    if (!raw) return NULL;
+    at = ((uintptr_t)(raw + sizeof(void*)) + alignment - 1) & ~(uintptr_t)(alignment - 1);
+    memcpy((unsigned char*)at - sizeof(void*), &raw, sizeof raw);
+    return (void*)at;
+}
+OT__UNUSED static void ot_aligned_free(void* p) {
+    void* raw;
+    if (!p) return;
+    memcpy(&raw, (unsigned char*)p - sizeof(void*), sizeof raw);
+    free(raw);
+}
 
 OT__UNUSED static void ot__fail_at(opara_test* T, const char* file, int line, const char* fmt, ...) OT__PRINTF(4, 5);
 OT__UNUSED static void ot__fail_at(opara_test* T, const char* file, int line, const char* fmt, ...) {
@@ -156,7 +200,11 @@ OT__UNUSED static void ot__catch_crashes(void) {
 OT__UNUSED static int opara_test_main(int argc, char** argv, const opara_test_case* tests, int count) {
     const char* filter = NULL;
     int i, passed = 0, failed = 0, skipped = 0;
+#ifdef _WIN32
+    setvbuf(stdout, NULL, _IONBF, 0); /* the C runtime has no line buffering (and refuses size 0 for it) */
+#else
     setvbuf(stdout, NULL, _IOLBF, 0);
+#endif
     ot__catch_crashes();
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) filter = argv[++i];

@@ -6,7 +6,6 @@
 #include "opara_test.h"
 #include "test_cpu_common.h"
 #include "math_ref.h"
-#include <dlfcn.h>
 
 static opara__blas builtin_blas;
 static opara__blas installed_blas; /* what sessions load here: sgemm NULL when no fast BLAS is installed */
@@ -2992,11 +2991,11 @@ OT_TEST(blas_loader_reports_choice) {
 
 typedef void (*fake_set_threads_fn)(int);
 
-/* The fake's thread count (what its BLIS or MKL queries report); the loader's dlopen of the same path
+/* The fake's thread count (what its BLIS or MKL queries report); the loader's opening of the same path
    finds this already-loaded copy. */
 static void* fake_blas_open(const char* path, int threads) {
-    void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    void* sym = lib ? dlsym(lib, "fake_blas_set_threads") : NULL;
+    void* lib = opara_dl_open(path, NULL, 0);
+    void* sym = lib ? opara_dl_sym(lib, "fake_blas_set_threads") : NULL;
     fake_set_threads_fn set;
     if (!sym) return lib;
     memcpy(&set, &sym, sizeof set);
@@ -3046,7 +3045,7 @@ static void check_threaded_blas(opara_test* T, const char* path, const char* kin
     fake_blas_open(path, 4);
     snprintf(reason, sizeof reason, "refused: %s runs 4 threads per call", kind);
     check_blas_choice(T, &path, 1, NULL, reason);
-    dlclose(lib);
+    opara_dl_close(lib);
 }
 
 OT_TEST(blas_loader_takes_blis_and_mkl_only_at_one_thread_per_call) {

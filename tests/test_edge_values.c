@@ -731,12 +731,12 @@ OT_TEST(gather_index_out_of_range_names_node_index_and_axis_size) {
 
 OT_TEST(gather_scatter_index_out_of_range_is_a_data_error) {
     static const int64_t d22[2] = {2, 2}, d21[2] = {2, 1}, d2[1] = {2};
-    static const int64_t far[4] = {0, 1, 4, -1}, neg[4] = {0, -5, 1, 1}, tuple[2] = {1, -9}, lens[2] = {2, 5};
+    static const int64_t past_end[4] = {0, 1, 4, -1}, neg[4] = {0, -5, 1, 1}, tuple[2] = {1, -9}, lens[2] = {2, 5};
     opara_attr a[2];
     a[0] = attr_int("axis", 0);
-    check_index_error(T, "GatherElements", 2, d22, far, 0, 1, a, "index 4 (indices element 2) is out of range for axis 0 of size 4");
+    check_index_error(T, "GatherElements", 2, d22, past_end, 0, 1, a, "index 4 (indices element 2) is out of range for axis 0 of size 4");
     check_index_error(T, "ScatterElements", 2, d22, neg, 1, 1, a, "index -5 (indices element 1)");
-    check_index_error(T, "Scatter", 2, d22, far, 1, 1, a, "index 4");
+    check_index_error(T, "Scatter", 2, d22, past_end, 1, 1, a, "index 4");
     check_index_error(T, "GatherND", 2, d21, tuple, 0, 0, a, "index tuple 1: element 0 = -9 is out of range for data dim 0 of size 4");
     check_index_error(T, "ScatterND", 2, d21, tuple, 2, 0, a, "index tuple 1");
     a[0] = attr_int("batch_axis", 1);

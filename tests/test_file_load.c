@@ -9,7 +9,7 @@
    file is mapped and never read). Directory, device and FIFO refusals of the default (mmap) build
    are rows of test_api_misuse. */
 #if !defined(_WIN32)
-#  define _GNU_SOURCE /* mkdtemp, mkfifo, truncate: the test's own fixture */
+#  define _GNU_SOURCE /* mkdtemp, mkfifo, alarm: the test's own fixture */
 #endif
 #define OPARA_NO_MMAP
 #define OPARA_IMPLEMENTATION
@@ -44,14 +44,27 @@ typedef struct file_hook {
 
 static file_hook g_hook;
 
+/* The file cut to its first half, in place (plain stdio: truncate() is POSIX's). */
+static int rewrite_first_half(const char* path, size_t size) {
+    unsigned char* head = (unsigned char*)malloc(size / 2 + 1);
+    FILE* f = head ? fopen(path, "rb") : NULL;
+    int ok = f && fread(head, 1, size / 2, f) == size / 2;
+    if (f) fclose(f);
+    f = ok ? fopen(path, "wb") : NULL;
+    ok = f && fwrite(head, 1, size / 2, f) == size / 2;
+    if (f && fclose(f) != 0) ok = 0;
+    free(head);
+    return ok;
+}
+
 static void mutate_file(void) {
     FILE* f;
     if (g_hook.mutate == MUTATE_GROW) {
         static const char more[64] = "appended by the editor";
         f = fopen(g_hook.path, "ab");
         if (f) fwrite(more, 1, sizeof more, f), fclose(f);
-    } else {
-        if (truncate(g_hook.path, (off_t)(g_hook.file_size / 2)) != 0) return;
+    } else if (!rewrite_first_half(g_hook.path, g_hook.file_size)) {
+        return;
     }
     g_hook.fired = 1;
     g_hook.mutate = MUTATE_NONE;
@@ -129,8 +142,10 @@ static int write_fixtures(opara_runtime* rt) {
 }
 
 static size_t file_size(const char* path) {
-    struct stat st;
-    return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+    FILE* f = fopen(path, "rb");
+    long n = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (f) fclose(f);
+    return n > 0 ? (size_t)n : 0;
 }
 
 typedef opara_result (*load_fn)(opara_runtime* rt, const char* path, opara_model** m);
@@ -232,11 +247,77 @@ OT_TEST(directory_is_io_not_out_of_memory) {
 }
 
 OT_TEST(fifo_is_refused_without_blocking) {
+#ifdef _WIN32
+    SKIP("Windows has no FIFOs in the file system");
+#else
     if (mkfifo(g_fifo, 0600) != 0) SKIP("mkfifo failed");
     alarm(20); /* a blocking open would hang the suite: fail loudly instead */
     check_refused(T, g_fifo, "not a regular file");
     alarm(0);
     remove(g_fifo);
+#endif
+}
+
+/* fopen of a UTF-8 name for the test's own checks, without the library (Windows: _wfopen). */
+static FILE* fopen_utf8(const char* path, const char* mode) {
+#ifdef _WIN32
+    wchar_t wide_path[1024], wide_mode[8];
+    if (!MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, wide_path, 1024) ||
+        !MultiByteToWideChar(CP_UTF8, 0, mode, -1, wide_mode, 8))
+        return NULL;
+    return _wfopen(wide_path, wide_mode);
+#else
+    return fopen(path, mode);
+#endif
+}
+
+static void remove_utf8(const char* path) {
+#ifdef _WIN32
+    wchar_t wide_path[1024];
+    if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, wide_path, 1024)) _wremove(wide_path);
+#else
+    remove(path);
+#endif
+}
+
+/* Every path given to opara is UTF-8: a builder saves under a non-ASCII name (the file must exist under
+   that very name), both loaders read it back (on Windows: the wide-character calls, not the ANSI code
+   page). */
+OT_TEST(utf8_file_names_are_saved_and_loaded) {
+    static const char name[] = "mod\xc3\xa8le_\xc3\xbc_\xe6\xa8\xa1\xe5\x9e\x8b"; /* "modèle_ü_模型" */
+    char opara_path[256], onnx_path[256];
+    opara_runtime* rt = NULL;
+    opara_builder* b = NULL;
+    opara_model* m = NULL;
+    int64_t xd[2] = {2, 3};
+    const char *in[1] = {"x"}, *out[1] = {"y"};
+    pbw onnx = relu_onnx();
+    FILE* f;
+    snprintf(opara_path, sizeof opara_path, "%s/%s.opara", g_dir, name);
+    snprintf(onnx_path, sizeof onnx_path, "%s/%s.onnx", g_dir, name);
+    REQUIRE(opara_runtime_create(NULL, &rt) == OPARA_OK);
+    REQUIRE(opara_builder_create(rt, &b) == OPARA_OK);
+    opara_builder_add_input(b, "x", OPARA_DTYPE_F32, 2, xd);
+    opara_builder_add_node(b, "Relu", "relu", 1, in, 1, out, 0, NULL);
+    opara_builder_add_output(b, "y");
+    CHECK_EQ(opara_builder_save_file(b, opara_path), OPARA_OK);
+    opara_builder_destroy(b);
+    f = fopen_utf8(opara_path, "rb");
+    CHECK(f != NULL); /* under its UTF-8 name */
+    if (f) fclose(f);
+    CHECK_EQ(opara_model_load_file(rt, opara_path, &m), OPARA_OK);
+    opara_model_destroy(m);
+    m = NULL;
+    f = fopen_utf8(onnx_path, "wb");
+    REQUIRE(f != NULL);
+    CHECK(fwrite(onnx.d, 1, onnx.n, f) == onnx.n);
+    fclose(f);
+    CHECK_EQ(opara_model_load_onnx_file(rt, onnx_path, NULL, &m), OPARA_OK);
+    opara_model_destroy(m);
+    free(onnx.d);
+    opara_runtime_destroy(rt);
+    remove_utf8(opara_path);
+    remove_utf8(onnx_path);
 }
 
 OT_TEST(missing_file_says_no_such_file) {
@@ -326,6 +407,7 @@ static const opara_test_case tests[] = {
     OT_CASE(directory_is_io_not_out_of_memory),
     OT_CASE(fifo_is_refused_without_blocking),
     OT_CASE(missing_file_says_no_such_file),
+    OT_CASE(utf8_file_names_are_saved_and_loaded),
 };
 
 int main(int argc, char** argv) {

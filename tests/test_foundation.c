@@ -47,16 +47,14 @@ typedef struct counting_allocator {
 
 static void* count_alloc(size_t size, size_t alignment, void* user) {
     counting_allocator* c = (counting_allocator*)user;
-    void* p = NULL;
     c->allocs++;
     c->last_alignment = alignment;
-    if (posix_memalign(&p, alignment, size ? size : 1) != 0) return NULL;
-    return p;
+    return ot_aligned_alloc(size, alignment);
 }
 
 static void count_free(void* p, void* user) {
     ((counting_allocator*)user)->frees++;
-    free(p);
+    ot_aligned_free(p);
 }
 
 OT_TEST(allocator_hook_sees_every_allocation) {

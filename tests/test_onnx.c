@@ -1754,15 +1754,14 @@ static pbw external_model(const char* location) { return external_model_dims(loc
 
 static size_t largest_alloc;
 static void* record_alloc(size_t size, size_t alignment, void* user) {
-    void* p = NULL;
     (void)user;
     if (size > largest_alloc) largest_alloc = size;
     if (size > ((size_t)1 << 32)) return NULL;
-    return posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment, size) == 0 ? p : NULL;
+    return ot_aligned_alloc(size, alignment);
 }
 static void record_free(void* p, void* user) {
     (void)user;
-    free(p);
+    ot_aligned_free(p);
 }
 
 /* An external tensor whose data cannot be read (no directory, a missing file) is refused before its
