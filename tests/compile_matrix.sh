@@ -9,8 +9,14 @@
 # build); and, for the NEON paths, cross-compiled
 # for aarch64 (run under qemu-user). Each program also runs. A compiler (or qemu-aarch64) that is
 # not installed is a skip with its name.
+# `sh tests/compile_matrix.sh windows` (make test-windows) builds the Windows cases instead: MinGW-w64
+# gcc as C99 (also strict ANSI), C11 and g++ C++11, two static TUs, no stdio, src/ as separate files,
+# the feature macros, dead code; each run under Wine; clang for the MinGW target compiles only (it
+# lacks MinGW's libgcc to link).
 BUILD=${BUILD:-build}
+only=${1:-}
 out="$BUILD/compile"
+[ "$only" = windows ] && out="$BUILD/windows/compile"
 mkdir -p "$out"
 W="-Wall -Wextra -Wpedantic -Werror"
 pass=0 fail=0 skip=0
@@ -34,6 +40,35 @@ if ! build/tools/gen_header --cpu-only --out "$out/opara_cpu.h"; then
     echo "FAIL gen_header --cpu-only: build/tools/gen_header missing or failing (make check-header builds it)"
     fail=$((fail + 1))
 fi
+# Windows: MinGW-w64, each program run under Wine (the prefix of tools/test_windows.sh when it set one)
+windows_cases() {
+    mw=x86_64-w64-mingw32-gcc
+    L="-static"
+    runner="${WINE:-wine}"
+    run_case "mingw-gcc-c99.exe" $mw -std=c99 $W $INC tests/compile/impl.c $L
+    run_case "mingw-gcc-c99-strict-ansi.exe" $mw -std=c99 -D__STRICT_ANSI__ $W $INC tests/compile/impl.c $L
+    run_case "mingw-gcc-c11.exe" $mw -std=c11 $W $INC tests/compile/impl.c $L
+    run_case "mingw-gcc-late-include.exe" $mw -std=c99 $W $INC tests/compile/late_include.c $L
+    run_case "mingw-gcc-static-two-tu.exe" $mw -std=c99 $W $INC tests/compile/static_a.c tests/compile/static_b.c $L
+    run_case "mingw-gcc-no-stdio.exe" $mw -std=c99 $W $INC tests/compile/no_stdio.c $L
+    run_case "mingw-gcc-split-src.exe" $mw -std=c99 $W $INC -Isrc/api src/*/*.c tests/compile/split_main.c $L
+    run_case "mingw-gcc-features-all-in.exe" $mw -std=c99 $W $INC tests/compile/features.c $L
+    run_case "mingw-gcc-no-cuda-onnx-sim.exe" $mw -std=c99 $W $INC -DOPARA_NO_CUDA -DOPARA_NO_ONNX -DOPARA_NO_SIM \
+        tests/compile/features.c $L
+    run_case "mingw-gcc-dead-code.exe" $mw -std=c99 $W -Wunused-function -DOPARA__PRIVATE=static $INC tests/compile/impl.c $L
+    run_case "mingw-g++-c++11.exe" x86_64-w64-mingw32-g++ -std=c++11 $W $INC tests/compile/impl.cpp $L
+    runner=true # compile only
+    run_case "mingw-clang-c99.o" clang --target=x86_64-w64-mingw32 -std=c99 $W $INC -c tests/compile/impl.c
+    runner=""
+}
+
+if [ "$only" = windows ]; then
+    windows_cases
+    echo "compile-windows: $pass passed, $fail failed, $skip skipped"
+    [ "$fail" -eq 0 ]
+    exit
+fi
+
 for cc in gcc clang; do
     for std in c99 c11; do
         run_case "$cc-$std" $cc -std=$std $W $INC tests/compile/impl.c -lm -ldl -lpthread

@@ -5,6 +5,7 @@
 #   tools/setup.sh apt PKG...        install Debian packages that are missing
 #   tools/setup.sh npm DIR PKG...    npm-install packages into DIR (node_modules under it)
 #   tools/setup.sh aarch64           the aarch64 cross compiler and qemu-user (make test-aarch64)
+#   tools/setup.sh windows           MinGW-w64 and Wine (make test-windows)
 set -u
 mode=${1:-}
 shift || true
@@ -14,6 +15,9 @@ can_root() { [ "$(id -u)" = "0" ]; }
 case "$mode" in
 aarch64)
     exec sh "$0" apt gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+    ;;
+windows)
+    exec sh "$0" apt gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64
     ;;
 apt)
     missing=""
@@ -55,7 +59,7 @@ npm)
     }
     ;;
 *)
-    echo "usage: tools/setup.sh apt PKG... | npm DIR PKG... | aarch64"
+    echo "usage: tools/setup.sh apt PKG... | npm DIR PKG... | aarch64 | windows"
     exit 2
     ;;
 esac

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Runs the Windows test programs under Wine through tools/run_tests.sh (logs under $WIN/test-logs): the
+# compile matrix's Windows cases, each unit test, then tests/windows_zoo_test.sh (the CLI on every zoo model against this machine's native
+# build, and the demo). Wine gets its own prefix under $WIN, made once here (about 10 s), so the user's
+# ~/.wine is never touched, and no debug chatter, Mono or Gecko prompts. Called by make test-windows.
+WINE=${WINE:-wine}
+WIN=${WIN:-build/windows}
+BUILD=${BUILD:-build}
+WINEPREFIX="$(mkdir -p "$WIN/wine" && cd "$WIN/wine" && pwd)"
+WINEDEBUG=-all
+WINEDLLOVERRIDES="mscoree,mshtml="
+export WINE WIN BUILD WINEPREFIX WINEDEBUG WINEDLLOVERRIDES
+"$WINE" cmd /c exit >/dev/null 2>&1 || true # creates the prefix before the first timed program
+runs="$WIN/run"
+mkdir -p "$runs"
+list=""
+for exe in "$@"; do
+    name=$(basename "$exe" .exe)
+    wrapper="$runs/$name"
+    # one script per program: run_tests.sh names its log and its summary line after the file
+    printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$WINE" "$(cd "$(dirname "$exe")" && pwd)/$name.exe" >"$wrapper"
+    chmod +x "$wrapper"
+    list="$list $wrapper"
+done
+# the compile matrix's Windows cases (MinGW gcc/g++/clang, each feature macro), as one more program
+printf '#!/bin/sh\nexec sh tests/compile_matrix.sh windows\n' >"$runs/compile_windows"
+chmod +x "$runs/compile_windows"
+TEST_LOGS="$WIN/test-logs" sh tools/run_tests.sh "$runs/compile_windows" $list tests/windows_zoo_test.sh
