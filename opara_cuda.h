@@ -51,6 +51,9 @@
      bin), of ~/.local, /usr/local and /usr; /usr/local/cuda/lib64, lib. Wheels: site-packages/
      nvidia/cu13/lib (CUDA 13) and nvidia/cublas|cuda_nvrtc|cuda_cupti|cudnn/lib (CUDA 12, cuDNN).
      Windows: OPARA_CUDA_LIB_PATH, %CUDA_PATH%\bin\x64, %CUDA_PATH%\bin, %CONDA_PREFIX%\Library\bin.
+     aarch64 Linux: also /usr/local/cuda/targets/aarch64-linux/lib (Jetson) and .../sbsa-linux/lib
+     (Arm servers); the driver, after its names, in /usr/lib/aarch64-linux-gnu/tegra and .../nvidia
+     (Jetson's L4T driver directories, which a container's loader path may lack).
    - the table's path is the file the system mapped (a bare name resolved to the full path) and
      origin says how it was found. NVRTC's builtins library is preloaded from NVRTC's directory
      (NVRTC opens it by soname); cuDNN is asked for a convolution descriptor, so a missing
@@ -1411,6 +1414,10 @@ static void opara__cuda_search_dirs(opara__cuda_search* s) {
     opara__cuda_try_system(s, "/usr", 1, "the system's Python");
     opara__cuda_try_system(s, "/usr/local/cuda/lib64", 0, "the default toolkit");
     opara__cuda_try_system(s, "/usr/local/cuda/lib", 0, "the default toolkit");
+#  if defined(__aarch64__) /* the toolkit's own directories: Jetson (L4T) and Arm servers (SBSA) */
+    opara__cuda_try_system(s, "/usr/local/cuda/targets/aarch64-linux/lib", 0, "the default toolkit (L4T)");
+    opara__cuda_try_system(s, "/usr/local/cuda/targets/sbsa-linux/lib", 0, "the default toolkit (SBSA)");
+#  endif
 #endif
 }
 
@@ -1449,6 +1456,32 @@ static const char* opara__cuda_try_names(const opara__cuda_spec* spec, void** li
     if (same) opara__cuda_appendf(err, err_size, " on the system loader path (%s)", why[0]);
     return NULL;
 }
+
+#if defined(__linux__) && defined(__aarch64__)
+/* Jetson (L4T): the driver is installed in tegra/ (JetPack 5) or nvidia/ (JetPack 6) under the
+   multiarch directory, which a container's loader path may lack. These are the installed driver's
+   own places, not a toolkit's stub, so the driver is looked for there (under OPARA_CUDA_SYSTEM_PREFIX)
+   after its names. */
+static void* opara__cuda_try_l4t_driver(const opara__cuda_spec* spec, char* loaded_path, char* origin, char* err,
+                                         size_t err_size) {
+    static const char* const dirs[] = {"/usr/lib/aarch64-linux-gnu/tegra", "/usr/lib/aarch64-linux-gnu/nvidia"};
+    char path[OPARA_CUDA_PATH_MAX], why[256];
+    size_t i;
+    void* library;
+    if (spec != &opara__cuda_driver_spec) return NULL;
+    for (i = 0; i < OPARA__CUDA_COUNT(dirs); ++i) {
+        if ((size_t)snprintf(path, sizeof path, "%s%s/libcuda.so.1", OPARA_CUDA_SYSTEM_PREFIX, dirs[i]) >= sizeof path) continue;
+        if ((library = opara_dl_open(path, why, sizeof why)) != NULL) {
+            opara__cuda_clear(err, err_size);
+            opara__cuda_copy_path(loaded_path, path);
+            snprintf(origin, OPARA_CUDA_ORIGIN_MAX, "the Jetson (L4T) driver directory");
+            return library;
+        }
+    }
+    opara__cuda_appendf(err, err_size, "; not in the Jetson (L4T) driver directories %s, %s either", dirs[0], dirs[1]);
+    return NULL;
+}
+#endif
 
 /* Opens the explicit path (argument, else environment variable) or searches: the names on the
    system loader path, then (except for the driver) the same names in the directories above. On
@@ -1494,6 +1527,9 @@ static opara_cuda_load_status opara__cuda_open(const opara__cuda_spec* spec, con
         opara__cuda_appendf(err, err_size, "; set %s to the library's path, or OPARA_CUDA_LIB_PATH to directories to search",
                             spec->env_var);
     } else {
+#if defined(__linux__) && defined(__aarch64__)
+        if ((*library = opara__cuda_try_l4t_driver(spec, loaded_path, origin, err, err_size)) != NULL) return OPARA_CUDA_LOAD_OK;
+#endif
         opara__cuda_appendf(err, err_size, "; set %s to the library's path to choose one", spec->env_var);
     }
     return OPARA_CUDA_LOAD_NOT_FOUND;

@@ -6,8 +6,18 @@
    why in an INFO log (not a warning: nothing is wrong with such a machine); with no driver at
    all the search list is named; a library path that does not exist is refused naming the path and
    the system's reason (Windows: LoadLibrary's error and its sentence), never replaced by a search;
-   the fake given as cuBLAS is refused naming the first entry point it lacks. The fake is found beside
-   this program (Windows) or in ../cuda/ (here, mk/cuda.mk). */
+   the fake given as cuBLAS is refused naming the first entry point it lacks; on aarch64 Linux (make
+   test-aarch64, under qemu-user) the Jetson driver directory is searched. The fake is found beside
+   this program (Windows) or in ../cuda/ (Linux: mk/cuda.mk, mk/aarch64.mk). */
+#if defined(__linux__) && defined(__aarch64__)
+#  define _POSIX_C_SOURCE 200809L /* mkdtemp, mkdir: the Jetson fixture */
+#  include <sys/stat.h>
+#  include <unistd.h>
+#endif
+/* The loader's fixed system places go under this prefix ("": the real ones; the Jetson case below
+   points it at a fixture). */
+static char g_system_prefix[512];
+#define OPARA_CUDA_SYSTEM_PREFIX g_system_prefix
 #define OPARA_IMPLEMENTATION
 #include "opara.h"
 #include "opara_test.h"
@@ -149,12 +159,62 @@ OT_TEST(a_library_without_the_entry_points_is_refused_naming_one) {
     CHECK(strstr(err, "cublas") != NULL);
 }
 
+/* Jetson (L4T): with nothing by name, the driver is found in tegra/ under the multiarch directory (a
+   fixture under OPARA_CUDA_SYSTEM_PREFIX holding the fake as libcuda.so.1). */
+OT_TEST(jetson_driver_directory_is_searched) {
+#if defined(__linux__) && defined(__aarch64__)
+    static const char* const parts[] = {"/usr", "/usr/lib", "/usr/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu/tegra"};
+    char root[] = "/tmp/opara_l4t_XXXXXX", path[1024], err[2048], buf[4096];
+    opara_cuda_driver cu;
+    FILE *from, *to;
+    size_t i, n;
+    if (!have_fake()) SKIP("the fake driver was not built: %s", g_fake);
+    if (opara_cuda_driver_load(&cu, NULL, err, sizeof err) == OPARA_CUDA_LOAD_OK) {
+        opara_cuda_driver_unload(&cu);
+        SKIP("this machine has a CUDA driver by name");
+    }
+    REQUIRE(mkdtemp(root) != NULL);
+    for (i = 0; i < sizeof parts / sizeof parts[0]; ++i) {
+        snprintf(path, sizeof path, "%s%s", root, parts[i]);
+        REQUIRE(mkdir(path, 0700) == 0);
+    }
+    snprintf(path, sizeof path, "%s%s/libcuda.so.1", root, parts[3]);
+    from = fopen(g_fake, "rb");
+    to = fopen(path, "wb");
+    REQUIRE(from && to);
+    while ((n = fread(buf, 1, sizeof buf, from)) > 0) CHECK(fwrite(buf, 1, n, to) == n);
+    fclose(from);
+    fclose(to);
+    snprintf(g_system_prefix, sizeof g_system_prefix, "%s", root);
+    CHECK_EQ(opara_cuda_driver_load(&cu, NULL, err, sizeof err), OPARA_CUDA_LOAD_OK);
+    g_system_prefix[0] = 0;
+    if (cu.library) {
+        OT_LOG("%s (%s)", cu.path, cu.origin);
+        CHECK(strstr(cu.path, "/tegra/libcuda.so.1") != NULL);
+        CHECK(strstr(cu.origin, "L4T") != NULL);
+        CHECK_EQ(cu.cuInit(0), 100);
+        opara_cuda_driver_unload(&cu);
+    } else {
+        OT_LOG("%s", err);
+    }
+    remove(path);
+    for (i = sizeof parts / sizeof parts[0]; i-- > 0;) {
+        snprintf(path, sizeof path, "%s%s", root, parts[i]);
+        rmdir(path);
+    }
+    rmdir(root);
+#else
+    SKIP("the Jetson (L4T) driver directories are searched on aarch64 Linux only");
+#endif
+}
+
 static const opara_test_case tests[] = {
     OT_CASE(fake_driver_loads_and_its_cuinit_is_named_no_device),
     OT_CASE(cuda_session_is_refused_and_auto_runs_on_the_cpu),
     OT_CASE(missing_driver_names_the_search_list),
     OT_CASE(absent_library_path_is_named_with_the_system_reason),
     OT_CASE(a_library_without_the_entry_points_is_refused_naming_one),
+    OT_CASE(jetson_driver_directory_is_searched),
 };
 
 int main(int argc, char** argv) {
