@@ -47,7 +47,7 @@ $(BUILD)/tests/%: tests/%.c opara.h tests/opara_test.h
 
 # Fragments of other areas append to TEST_BINS and TEST_SCRIPTS and add their own rules.
 TEST_SCRIPTS := tests/compile_matrix.sh tests/gen_header_test.sh tests/layers_test.sh tests/cli_load_test.sh tests/cli_args_test.sh \
-                tests/cli_errors_test.sh
+                tests/cli_errors_test.sh tests/portable_c_test.sh
 include $(sort $(wildcard mk/*.mk))
 
 # What the suites read: the ONNX backend test data, python3-onnx (an independent reader of
