@@ -988,18 +988,6 @@ OPARADEF opara_result opara_plan_simulate(const opara_plan* plan, const opara_si
 
 /* #include "../api/opara_api.h" (inlined above) */
 
-/* Windows: the one place the library includes <windows.h>; lean, and without the min/max macros that
-   would break a C++ program including opara.h (each is left alone when the program set it). */
-#if defined(_WIN32)
-#  ifndef WIN32_LEAN_AND_MEAN
-#    define WIN32_LEAN_AND_MEAN
-#  endif
-#  ifndef NOMINMAX
-#    define NOMINMAX
-#  endif
-#  include <windows.h>
-#endif
-
 #include <stdarg.h>
 #include <string.h>
 #include <limits.h>
@@ -1225,6 +1213,17 @@ struct opara_runtime {
 #define OPARA_DL_H_INCLUDED
 
 #include <stddef.h>
+#ifdef _WIN32
+/* The one place opara includes <windows.h>: lean, and without the min/max macros that would break a
+   C++ program including it (each is left alone when the program set it). */
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  ifndef NOMINMAX
+#    define NOMINMAX
+#  endif
+#  include <windows.h>
+#endif
 
 #ifndef OPARA_DL_DEF
 #  if defined(OPARA_DL_STATIC) || defined(OPARA_CUDA_STATIC) || defined(OPARA__AMALGAMATED)
@@ -1252,7 +1251,6 @@ OPARA_DL_DEF void* opara_dl_sym(void* library, const char* name);
 OPARA_DL_DEF void opara_dl_close(void* library);
 
 #ifdef _WIN32
-#  include <wchar.h>
 /* UTF-8 (what every path given to opara is) to the UTF-16 of Windows' W functions, terminated, in
    out[out_count]. Returns 0 when it is not UTF-8 or does not fit. */
 OPARA_DL_DEF int opara_dl_widen(const char* utf8, wchar_t* out, size_t out_count);
@@ -1279,14 +1277,6 @@ OPARA_DL_DEF int opara_dl_widen(const char* utf8, wchar_t* out, size_t out_count
 #include <stdio.h>
 #include <string.h>
 #ifdef _WIN32
-#  ifndef WIN32_LEAN_AND_MEAN
-#    define WIN32_LEAN_AND_MEAN
-#  endif
-#  ifndef NOMINMAX
-#    define NOMINMAX
-#  endif
-#  include <windows.h>
-
 OPARA_DL_DEF int opara_dl_widen(const char* utf8, wchar_t* out, size_t out_count) {
     int n;
     if (!utf8 || !out || out_count == 0 || out_count > 0x7fffffff) return 0;
@@ -2285,9 +2275,7 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _WIN32
-#  include <windows.h>
-#else
+#ifndef _WIN32 /* Windows: <windows.h> comes with opara_dl.h */
 #  include <dirent.h>
 #  include <sys/stat.h>
 #  include <sys/types.h>
@@ -3724,7 +3712,7 @@ OPARA__PRIVATE opara_result opara__fail(opara_runtime* rt, opara_result code, co
 /* #include "opara_internal.h" (inlined above) */
 /* #include "../../opara_dl.h" (inlined above) */
 
-#if !defined(_WIN32) /* Windows: <windows.h> comes with opara_internal.h */
+#if !defined(_WIN32) /* Windows: <windows.h> comes with opara_dl.h */
 #  include <stdlib.h>
 #  include <string.h>
 #  include <time.h>
@@ -9175,7 +9163,7 @@ OPARA__COLD_BEGIN
 #if !defined(OPARA_NO_STDIO)
 #  include <errno.h>
 #  include <stdio.h>
-#  if defined(__unix__) || defined(__APPLE__) /* Windows: <windows.h> comes with opara_internal.h */
+#  if defined(__unix__) || defined(__APPLE__) /* Windows: <windows.h> comes with opara_dl.h */
 #    include <fcntl.h>
 #    include <sys/stat.h>
 #    include <unistd.h>

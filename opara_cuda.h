@@ -913,9 +913,7 @@ OPARA_CUDA_DEF const char* opara_cuda_driver_result_name(const opara_cuda_driver
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _WIN32
-#  include <windows.h>
-#else
+#ifndef _WIN32 /* Windows: <windows.h> comes with opara_dl.h */
 #  include <dirent.h>
 #  include <sys/stat.h>
 #  include <sys/types.h>

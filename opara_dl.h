@@ -18,6 +18,17 @@
 #define OPARA_DL_H_INCLUDED
 
 #include <stddef.h>
+#ifdef _WIN32
+/* The one place opara includes <windows.h>: lean, and without the min/max macros that would break a
+   C++ program including it (each is left alone when the program set it). */
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  ifndef NOMINMAX
+#    define NOMINMAX
+#  endif
+#  include <windows.h>
+#endif
 
 #ifndef OPARA_DL_DEF
 #  if defined(OPARA_DL_STATIC) || defined(OPARA_CUDA_STATIC) || defined(OPARA__AMALGAMATED)
@@ -45,7 +56,6 @@ OPARA_DL_DEF void* opara_dl_sym(void* library, const char* name);
 OPARA_DL_DEF void opara_dl_close(void* library);
 
 #ifdef _WIN32
-#  include <wchar.h>
 /* UTF-8 (what every path given to opara is) to the UTF-16 of Windows' W functions, terminated, in
    out[out_count]. Returns 0 when it is not UTF-8 or does not fit. */
 OPARA_DL_DEF int opara_dl_widen(const char* utf8, wchar_t* out, size_t out_count);
@@ -72,14 +82,6 @@ OPARA_DL_DEF int opara_dl_widen(const char* utf8, wchar_t* out, size_t out_count
 #include <stdio.h>
 #include <string.h>
 #ifdef _WIN32
-#  ifndef WIN32_LEAN_AND_MEAN
-#    define WIN32_LEAN_AND_MEAN
-#  endif
-#  ifndef NOMINMAX
-#    define NOMINMAX
-#  endif
-#  include <windows.h>
-
 OPARA_DL_DEF int opara_dl_widen(const char* utf8, wchar_t* out, size_t out_count) {
     int n;
     if (!utf8 || !out || out_count == 0 || out_count > 0x7fffffff) return 0;

@@ -11,18 +11,6 @@
 
 #include "../api/opara_api.h"
 
-/* Windows: the one place the library includes <windows.h>; lean, and without the min/max macros that
-   would break a C++ program including opara.h (each is left alone when the program set it). */
-#if defined(_WIN32)
-#  ifndef WIN32_LEAN_AND_MEAN
-#    define WIN32_LEAN_AND_MEAN
-#  endif
-#  ifndef NOMINMAX
-#    define NOMINMAX
-#  endif
-#  include <windows.h>
-#endif
-
 #include <stdarg.h>
 #include <string.h>
 #include <limits.h>

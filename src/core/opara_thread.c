@@ -2,7 +2,7 @@
 #include "opara_internal.h"
 #include "../../opara_dl.h" /* opara_dl_open/sym/close: the one dynamic-library layer */
 
-#if !defined(_WIN32) /* Windows: <windows.h> comes with opara_internal.h */
+#if !defined(_WIN32) /* Windows: <windows.h> comes with opara_dl.h */
 #  include <stdlib.h>
 #  include <string.h>
 #  include <time.h>

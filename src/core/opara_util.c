@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #if defined(_WIN32)
-#  include "../../opara_dl.h" /* opara_dl_widen */
+#  include "../../opara_dl.h" /* <windows.h>, opara_dl_widen */
 #endif
 
 #if !defined(OPARA_MALLOC)

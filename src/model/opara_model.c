@@ -3,13 +3,13 @@
 #include "opara_model.h"
 #if defined(_WIN32)
 #  include <io.h>              /* _get_osfhandle */
-#  include "../../opara_dl.h" /* opara_dl_widen */
+#  include "../../opara_dl.h" /* <windows.h>, opara_dl_widen */
 #endif
 
 #if !defined(OPARA_NO_STDIO)
 #  include <errno.h>
 #  include <stdio.h>
-#  if defined(__unix__) || defined(__APPLE__) /* Windows: <windows.h> comes with opara_internal.h */
+#  if defined(__unix__) || defined(__APPLE__) /* Windows: <windows.h> comes with opara_dl.h */
 #    include <fcntl.h>
 #    include <sys/stat.h>
 #    include <unistd.h>
