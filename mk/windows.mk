@@ -13,7 +13,10 @@ WINE     ?= wine
 WIN      := build/windows
 # __USE_MINGW_ANSI_STDIO: the tests' own printf calls use C99 formats (the library needs no such flag)
 WIN_CFLAGS := -std=c99 $(WARN) -O2 -D__USE_MINGW_ANSI_STDIO=1
-WIN_LDLIBS := -static -lpthread
+# the library needs nothing beyond the C runtime and kernel32 (no winpthreads: the CLI, the demo and the
+# compile matrix's programs link without it); a few tests start their own threads with pthreads
+WIN_LDLIBS := -static
+WIN_TEST_LDLIBS := -static -lpthread
 WIN_TEST_NAMES := test_api_misuse test_builder test_cpu_kernels test_cpu_session test_cuda_cudnn test_cuda_lower \
                   test_cuda_nodevice test_edge_values test_file_load test_format test_foundation test_graph test_inspect \
                   test_onnx test_ops test_pb test_ptx_pack test_sched test_sched_props test_sched_zoo test_shape test_sim
@@ -22,7 +25,7 @@ WIN_PROGS := $(WIN)/opara.exe $(WIN)/demo.exe
 
 $(WIN)/tests/%.exe: tests/%.c opara.h tests/opara_test.h
 	@mkdir -p $(dir $@)
-	$(WIN_CC) $(WIN_CFLAGS) -I. -Itests $< -o $@ $(WIN_LDLIBS)
+	$(WIN_CC) $(WIN_CFLAGS) -I. -Itests $< -o $@ $(WIN_TEST_LDLIBS)
 
 $(WIN)/tests/opara_fake_nodevice_cuda.dll: tests/fake_cuda_nodevice.c
 	@mkdir -p $(dir $@)

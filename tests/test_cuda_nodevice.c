@@ -14,10 +14,12 @@
 #  include <sys/stat.h>
 #  include <unistd.h>
 #endif
-/* The loader's fixed system places go under this prefix ("": the real ones; the Jetson case below
-   points it at a fixture). */
+/* The loader's fixed system places (Linux) go under this prefix ("": the real ones; the Jetson case
+   below points it at a fixture). */
+#if defined(__linux__)
 static char g_system_prefix[512];
-#define OPARA_CUDA_SYSTEM_PREFIX g_system_prefix
+#  define OPARA_CUDA_SYSTEM_PREFIX g_system_prefix
+#endif
 #define OPARA_IMPLEMENTATION
 #include "opara.h"
 #include "opara_test.h"
