@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the Windows test programs under Wine through tools/run_tests.sh (logs under $WIN/test-logs): the
-# compile matrix's Windows cases, each unit test, then tests/windows_zoo_test.sh (the CLI on every zoo model against this machine's native
+# compile matrix's Windows cases, each unit test, the ONNX node tests, then tests/windows_zoo_test.sh (the CLI on every zoo model against this machine's native
 # build, and the demo). Wine gets its own prefix under $WIN, made once here (about 10 s), so the user's
 # ~/.wine is never touched, and no debug chatter, Mono or Gecko prompts. Called by make test-windows.
 WINE=${WINE:-wine}
@@ -25,4 +25,12 @@ done
 # the compile matrix's Windows cases (MinGW gcc/g++/clang, each feature macro), as one more program
 printf '#!/bin/sh\nexec sh tests/compile_matrix.sh windows\n' >"$runs/compile_windows"
 chmod +x "$runs/compile_windows"
-TEST_LOGS="$WIN/test-logs" sh tools/run_tests.sh "$runs/compile_windows" $list tests/windows_zoo_test.sh
+# the ONNX node tests on the CPU backend (the data as make conformance has it)
+data=${CONF_DATA:-/usr/share/libonnx-testdata/data}
+if [ -d "$data/node" ]; then
+    printf '#!/bin/sh\nexec "%s" "%s" --data "%s"\n' "$WINE" "$(cd "$WIN" && pwd)/conformance.exe" "$data" >"$runs/conformance"
+else
+    printf '#!/bin/sh\necho "SKIP conformance: no ONNX test data in %s (make conformance installs libonnx-testdata)"\necho "0 passed, 0 failed, 1 skipped"\n' "$data" >"$runs/conformance"
+fi
+chmod +x "$runs/conformance"
+TEST_LOGS="$WIN/test-logs" sh tools/run_tests.sh "$runs/compile_windows" $list "$runs/conformance" tests/windows_zoo_test.sh

@@ -25,7 +25,9 @@
 #include "conf_util.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
+#ifndef _WIN32
+#  include <dlfcn.h>
+#endif
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -66,6 +68,9 @@ typedef int (*conf_emu_config_fn)(const char* key, long long value);
 
 /* The emulator's control entry point, once a session has loaded the driver (NULL on a real GPU). */
 static conf_emu_config_fn conf_emu_config(void) {
+#ifdef _WIN32
+    return NULL; /* the emulator's libraries are Linux's */
+#else
     const char* path = getenv("OPARA_CUDA_DRIVER");
     void* h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
     conf_emu_config_fn f = NULL;
@@ -74,6 +79,7 @@ static conf_emu_config_fn conf_emu_config(void) {
         dlclose(h);
     }
     return f;
+#endif
 }
 
 typedef struct conf_key_count {
@@ -674,9 +680,11 @@ int main(int argc, char** argv) {
     }
     if (strcmp(backend, "cuda") == 0) {
         char why[512];
+#ifndef _WIN32
         setenv("OPARA_CUDA_DRIVER", OPARA_EMU_LIB_DIR "/libcuda.so.1", 0); /* the emulator unless told otherwise */
         setenv("OPARA_CUBLAS", OPARA_EMU_LIB_DIR "/libcublas.so", 0);
         setenv("OPARA_CUDNN", OPARA_EMU_LIB_DIR "/libcudnn.so", 0);
+#endif
         if (!opara__cuda_available(NULL, why, sizeof why)) {
             printf("conformance --backend cuda: SKIP (no CUDA driver: %s)\n0 passed, 0 failed, 1 skipped\n", why);
             return 0;
