@@ -20,7 +20,7 @@ WIN_LDLIBS := -static
 WIN_TEST_LDLIBS := -static -lpthread
 WIN_TEST_NAMES := test_api_misuse test_builder test_cpu_kernels test_cpu_session test_cuda_cudnn test_cuda_lower \
                   test_cuda_nodevice test_edge_values test_file_load test_format test_foundation test_graph test_inspect \
-                  test_onnx test_ops test_pb test_ptx_pack test_sched test_sched_props test_sched_zoo test_shape test_sim
+                  test_onnx test_oom test_ops test_pb test_ptx_pack test_sched test_sched_props test_sched_zoo test_shape test_sim
 WIN_TESTS := $(patsubst %,$(WIN)/tests/%.exe,$(WIN_TEST_NAMES))
 WIN_PROGS := $(WIN)/opara.exe $(WIN)/demo.exe $(WIN)/conformance.exe
 

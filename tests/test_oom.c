@@ -10,7 +10,9 @@
 
    The default run sweeps every N with a stride (OPARA_OOM_STRIDE, default 1: every N); the
    counts of failure points tried per path are printed. */
-#define _GNU_SOURCE /* setenv */
+#if !defined(_WIN32)
+#  define _GNU_SOURCE /* setenv */
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +44,6 @@ OT__UNUSED static void bypass_free(void* p) { if (p) bypass_calls++; free(p); }
 #undef free
 #include "opara_model_fixture.h"
 #include "cuda_test_env.h"
-#include <dlfcn.h>
 
 /* ---- the failing allocator ---------------------------------------------------------------------- */
 
@@ -56,13 +57,13 @@ typedef struct oom_alloc {
 
 static void* oom_alloc_fn(size_t size, size_t alignment, void* user) {
     oom_alloc* a = (oom_alloc*)user;
-    void* p = NULL;
+    void* p;
     long n = ++a->count;
     if (a->fail_at && (n == a->fail_at || (a->persistent && n > a->fail_at))) {
         a->refused++;
         return NULL;
     }
-    if (posix_memalign(&p, alignment, size ? size : 1) != 0) return NULL;
+    if ((p = ot_aligned_alloc(size, alignment)) == NULL) return NULL;
     a->live++;
     return p;
 }
@@ -70,7 +71,7 @@ static void* oom_alloc_fn(size_t size, size_t alignment, void* user) {
 static void oom_free_fn(void* p, void* user) {
     if (!p) return;
     ((oom_alloc*)user)->live--;
-    free(p);
+    ot_aligned_free(p);
 }
 
 /* ---- two small models, as ONNX bytes ---------------------------------------------------------- */
@@ -549,13 +550,14 @@ OT_TEST(oom_sweep_zoo_models) {
 
 /* Loads the emulator's control API; 0 (with the reason) when the CUDA libraries are not the emulator's. */
 static int emu_open(char* why, size_t cap) {
-    void* h = dlopen(driver_path(), RTLD_NOW);
+    char err[256];
+    void* h = opara_dl_open(driver_path(), err, sizeof err);
     if (!h) {
-        snprintf(why, cap, "cannot load %s: %s", driver_path(), dlerror());
+        snprintf(why, cap, "cannot load %s: %s", driver_path(), err);
         return 0;
     }
-    *(void**)(&emu_config) = dlsym(h, "opara_emu_config");
-    *(void**)(&emu_stat) = dlsym(h, "opara_emu_stat");
+    *(void**)(&emu_config) = opara_dl_sym(h, "opara_emu_config");
+    *(void**)(&emu_stat) = opara_dl_sym(h, "opara_emu_stat");
     if (!emu_config || !emu_stat) {
         snprintf(why, cap, "%s is not the emulator (no fault injection)", driver_path());
         return 0;
