@@ -458,8 +458,8 @@ typedef struct opara_session_desc {
     uint32_t threads;                /* CPU worker threads (the calling thread is one); 0: CPU cores */
     int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
     int cpu_pin_workers;             /* CPU: 1 binds each worker thread (never the calling thread) to one
-                                        CPU of the process's affinity mask (Linux; elsewhere nothing is
-                                        bound); 0: not bound (a bound worker cannot leave a CPU that
+                                        CPU of the process's affinity mask (Linux, Windows; elsewhere
+                                        nothing is bound); 0: not bound (a bound worker cannot leave a CPU that
                                         another busy thread holds) */
     int cpu_keep_weights;            /* CPU: 1 leaves constant Gemm/MatMul weights as the model has them
                                         (no second copy; every call packs what it reads); 0: they are
@@ -3766,10 +3766,16 @@ static int opara__bit_count(DWORD_PTR mask) {
     return n;
 }
 
-/* Binding workers (cpu_pin_workers) is Linux's only for now: a thread's affinity is read back on
-   Windows only through the native NT API, so a binding there would go untested. */
+/* Pins the calling thread (one of ours) to the slot-th processor of the process's mask. */
 OPARA__PRIVATE int opara__thread_pin_self(uint32_t slot) {
-    (void)slot;
+    DWORD_PTR mask = opara__process_cpus(), bit;
+    int n = opara__bit_count(mask), want;
+    if (n == 0) return 0;
+    want = (int)(slot % (uint32_t)n);
+    for (bit = 1; bit; bit <<= 1) {
+        if (!(mask & bit) || want-- > 0) continue;
+        return SetThreadAffinityMask(GetCurrentThread(), bit) != 0;
+    }
     return 0;
 }
 

@@ -382,13 +382,54 @@ static int single_cpu_threads(int* allowed) {
     if (d) closedir(d);
     return n;
 }
+
+static void sleep_10ms(void) {
+    struct timespec ts = {0, 10000000L};
+    nanosleep(&ts, NULL);
+}
+#elif defined(_WIN32)
+#  include <tlhelp32.h>
+static int bits(DWORD_PTR mask) {
+    int n = 0;
+    for (; mask; mask &= mask - 1) ++n;
+    return n;
+}
+
+/* The same on Windows, where a thread's affinity is read by setting another one: each thread of this
+   process gets the process's mask for a moment and its own back. */
+static int single_cpu_threads(int* allowed) {
+    DWORD_PTR process = 0, system = 0, before;
+    DWORD pid = GetCurrentProcessId();
+    HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0), h;
+    THREADENTRY32 te;
+    BOOL more;
+    int n = 0;
+    *allowed = GetProcessAffinityMask(GetCurrentProcess(), &process, &system) ? bits(process) : 0;
+    if (snap == INVALID_HANDLE_VALUE || *allowed == 0) return 0;
+    te.dwSize = sizeof te;
+    for (more = Thread32First(snap, &te); more; more = Thread32Next(snap, &te)) {
+        if (te.th32OwnerProcessID != pid) continue;
+        h = OpenThread(THREAD_SET_INFORMATION | THREAD_QUERY_INFORMATION, FALSE, te.th32ThreadID);
+        if (!h) continue;
+        before = SetThreadAffinityMask(h, process);
+        if (before) {
+            SetThreadAffinityMask(h, before);
+            n += bits(before) == 1;
+        }
+        CloseHandle(h);
+    }
+    CloseHandle(snap);
+    return n;
+}
+
+static void sleep_10ms(void) { Sleep(10); }
 #endif
 
 /* cpu_pin_workers = 1 binds each worker thread (not the caller) to one CPU; 0 (the default) and
    other values bind none, with the thread count given or left to the library. Results are the
    same. */
 OT_TEST(worker_threads_bound_only_when_asked) {
-#if defined(__linux__)
+#if defined(__linux__) || defined(_WIN32)
     opara_runtime* rt;
     opara_model* m;
     float x[8 * 10 * 10], y[3][10];
@@ -418,10 +459,9 @@ OT_TEST(worker_threads_bound_only_when_asked) {
         { /* a worker binds itself when it first runs: allow it up to a second to start */
             int tries;
             for (tries = 0; tries < 100; ++tries) {
-                struct timespec ts = {0, 10000000L};
                 bound[k] = single_cpu_threads(&allowed) - before;
                 if (bound[k] >= 2 || (modes[k] != 1 && tries >= 10)) break;
-                nanosleep(&ts, NULL);
+                sleep_10ms();
             }
         }
         opara_session_destroy(s);
@@ -433,7 +473,7 @@ OT_TEST(worker_threads_bound_only_when_asked) {
     opara_model_destroy(m);
     opara_runtime_destroy(rt);
 #else
-    SKIP("binding threads is implemented on Linux only");
+    SKIP("binding threads is implemented on Linux and Windows only");
 #endif
 }
 

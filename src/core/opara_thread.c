@@ -56,10 +56,16 @@ static int opara__bit_count(DWORD_PTR mask) {
     return n;
 }
 
-/* Binding workers (cpu_pin_workers) is Linux's only for now: a thread's affinity is read back on
-   Windows only through the native NT API, so a binding there would go untested. */
+/* Pins the calling thread (one of ours) to the slot-th processor of the process's mask. */
 OPARA__PRIVATE int opara__thread_pin_self(uint32_t slot) {
-    (void)slot;
+    DWORD_PTR mask = opara__process_cpus(), bit;
+    int n = opara__bit_count(mask), want;
+    if (n == 0) return 0;
+    want = (int)(slot % (uint32_t)n);
+    for (bit = 1; bit; bit <<= 1) {
+        if (!(mask & bit) || want-- > 0) continue;
+        return SetThreadAffinityMask(GetCurrentThread(), bit) != 0;
+    }
     return 0;
 }
 
