@@ -56,7 +56,6 @@ typedef struct opara_test_case {
 #ifdef _WIN32
 #  include <direct.h>
 #  include <io.h>
-#  include <malloc.h>
 #  ifndef R_OK
 #    define R_OK 4
 #  endif

@@ -456,8 +456,8 @@ typedef struct opara_session_desc {
     int builtin_gemm;                /* 1: do not load a BLAS, use the built-in SGEMM */
     int cpu_pin_workers;             /* CPU: 1 binds each worker thread (never the calling thread) to one
                                         CPU of the process's affinity mask (Linux, Windows; elsewhere
-                                        nothing is bound); 0: not bound (a bound worker cannot leave a CPU that
-                                        another busy thread holds) */
+                                        nothing is bound); 0: not bound (a bound worker cannot leave a
+                                        CPU that another busy thread holds) */
     int cpu_keep_weights;            /* CPU: 1 leaves constant Gemm/MatMul weights as the model has them
                                         (no second copy; every call packs what it reads); 0: they are
                                         repacked once at creation (plan info's packed_weight_bytes) */
