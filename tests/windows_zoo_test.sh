@@ -1,10 +1,10 @@
 #!/bin/sh
 # The Windows build of the CLI and the demo, under Wine (make test-windows; tools/test_windows.sh sets
 # WINE, WIN, BUILD and the Wine prefix): every zoo model run on the CPU backend by opara.exe and by this
-# machine's native opara on the same default inputs (symbolic dims 128), outputs compared (NMSE <= 1e-8, the zoo's bound
-# against ONNX Runtime, whose agreement with the native build the Linux suites check); a model under a
-# non-ASCII file name (UTF-8 arguments through wmain and _wfopen); a missing file's message; and the
-# demo end to end. SKIPs when the zoo (make zoo) or numpy is missing.
+# machine's native opara on the same default inputs (symbolic dims 128), outputs compared (NMSE <= 1e-8,
+# the zoo's bound against ONNX Runtime, whose agreement with the native build the Linux suites check); a
+# model under a non-ASCII file name (UTF-8 arguments through wmain and _wfopen); a missing file's
+# message; and the demo end to end. SKIPs when the zoo (make zoo) or numpy is missing.
 WINE=${WINE:-wine}
 WIN=${WIN:-build/windows}
 BUILD=${BUILD:-build}
