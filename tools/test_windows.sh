@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the Windows test programs under Wine through tools/run_tests.sh (logs under $WIN/test-logs): the
-# compile matrix's Windows cases, each unit test, the ONNX node tests, then tests/windows_zoo_test.sh (the CLI on every zoo model against this machine's native
-# build, and the demo). Wine gets its own prefix under $WIN, made once here (about 10 s), so the user's
+# compile matrix's Windows cases, each unit test, the ONNX node tests, then tests/windows_zoo_test.sh
+# (the CLI on every zoo model against this machine's native build, and the demo). Wine gets its own prefix under $WIN, made once here (about 10 s), so the user's
 # ~/.wine is never touched, and no debug chatter, Mono or Gecko prompts. Called by make test-windows.
 WINE=${WINE:-wine}
 WIN=${WIN:-build/windows}
@@ -11,6 +11,13 @@ WINEDEBUG=-all
 WINEDLLOVERRIDES="mscoree,mshtml="
 export WINE WIN BUILD WINEPREFIX WINEDEBUG WINEDLLOVERRIDES
 "$WINE" cmd /c exit >/dev/null 2>&1 || true # creates the prefix before the first timed program
+# One wineserver for the whole run: left to itself it exits a few seconds after each program, and a
+# program starting just then loses its connection ("wine client error: recvmsg: Connection reset").
+WINESERVER=${WINESERVER:-wineserver}
+if command -v "$WINESERVER" >/dev/null 2>&1; then
+    "$WINESERVER" -p
+    trap '"$WINESERVER" -k >/dev/null 2>&1' EXIT
+fi
 runs="$WIN/run"
 mkdir -p "$runs"
 list=""
@@ -34,3 +41,5 @@ else
 fi
 chmod +x "$runs/conformance"
 TEST_LOGS="$WIN/test-logs" sh tools/run_tests.sh "$runs/compile_windows" $list "$runs/conformance" tests/windows_zoo_test.sh
+rc=$?
+exit $rc
