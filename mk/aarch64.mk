@@ -19,9 +19,9 @@ A64_UNIT_NAMES  := test_builder test_cuda_nodevice test_edge_values test_file_lo
                    test_pb test_sched test_shape test_sim
 A64_UNIT_TESTS  := $(patsubst %,$(A64)/tests/%,$(A64_UNIT_NAMES))
 
-$(A64)/cuda/libopara_fake_nodevice_cuda.so: tests/fake_cuda_nodevice.c
+$(A64)/cuda/libopara_fake_nodevice_cuda.so: tests/test_cuda_loader.c
 	@mkdir -p $(dir $@)
-	$(AARCH64_CC) $(A64_CFLAGS) -fPIC -shared $< -o $@
+	$(AARCH64_CC) $(A64_CFLAGS) -DOPARA_TEST_FAKE_PROC_DRIVER=13000 -DOPARA_TEST_FAKE_NO_DEVICE -fPIC -shared $< -o $@
 
 $(A64)/tests/%: tests/%.c opara.h tests/opara_test.h
 	@mkdir -p $(dir $@)

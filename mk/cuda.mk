@@ -32,8 +32,8 @@ $(BUILD)/cuda/libopara_fake_cuda11.so: tests/test_cuda_loader.c
 	$(FAKE_CUDA_CC) -DOPARA_TEST_FAKE_PROC_DRIVER=11080
 
 # The no-device driver of tests/test_cuda_nodevice.c (Windows: mk/windows.mk builds it as a DLL).
-$(BUILD)/cuda/libopara_fake_nodevice_cuda.so: tests/fake_cuda_nodevice.c
-	$(FAKE_CUDA_CC)
+$(BUILD)/cuda/libopara_fake_nodevice_cuda.so: tests/test_cuda_loader.c
+	$(FAKE_CUDA_CC) -DOPARA_TEST_FAKE_PROC_DRIVER=13000 -DOPARA_TEST_FAKE_NO_DEVICE
 $(BUILD)/tests/test_cuda_nodevice: | $(BUILD)/cuda/libopara_fake_nodevice_cuda.so
 
 # A fake NVRTC for tests/test_cuda_nvrtc.c (built from that file; found in ../cuda/ beside the

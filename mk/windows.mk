@@ -28,9 +28,9 @@ $(WIN)/tests/%.exe: tests/%.c opara.h tests/opara_test.h
 	@mkdir -p $(dir $@)
 	$(WIN_CC) $(WIN_CFLAGS) -I. -Itests $< -o $@ $(WIN_TEST_LDLIBS)
 
-$(WIN)/tests/opara_fake_nodevice_cuda.dll: tests/fake_cuda_nodevice.c
+$(WIN)/tests/opara_fake_nodevice_cuda.dll: tests/test_cuda_loader.c
 	@mkdir -p $(dir $@)
-	$(WIN_CC) -std=c99 $(WARN) -O2 -shared $< -o $@ -static
+	$(WIN_CC) -std=c99 $(WARN) -O2 -DOPARA_TEST_FAKE_PROC_DRIVER=13000 -DOPARA_TEST_FAKE_NO_DEVICE -shared $< -o $@ -static
 
 $(WIN)/tests/test_cuda_nodevice.exe: | $(WIN)/tests/opara_fake_nodevice_cuda.dll
 

@@ -14,7 +14,10 @@
    NVIDIA's cudaTypedefs.h; with version 11.8 the load is refused as too old.
 
    With -DOPARA_TEST_FAKE_OLD_DRIVER or -DOPARA_TEST_FAKE_PROC_DRIVER=<version> this file is
-   instead one of the fake drivers; mk/cuda.mk builds them into build/.../cuda/. */
+   instead one of the fake drivers; mk/cuda.mk builds them into build/.../cuda/. With
+   -DOPARA_TEST_FAKE_NO_DEVICE too, the proc driver's cuInit answers CUDA_ERROR_NO_DEVICE (100), what
+   NVIDIA's driver says with no usable GPU: tests/test_cuda_nodevice.c's driver (Linux, Windows as a
+   DLL, aarch64). */
 #if defined(OPARA_TEST_FAKE_PROC_DRIVER)
 /* A driver that exports only cuDriverGetVersion and cuGetProcAddress_v2 (the version is
    OPARA_TEST_FAKE_PROC_DRIVER), so a complete table proves every entry point came through
@@ -27,7 +30,11 @@ const char* opara_fake_requests(void);
 int cuDriverGetVersion(int* version);
 int cuGetProcAddress_v2(const char* symbol, void** pfn, int version, unsigned long long flags, int* status);
 
+#ifdef OPARA_TEST_FAKE_NO_DEVICE
+static int fake_init(unsigned int flags) { return flags == 0 ? 100 : 1; }
+#else
 static int fake_init(unsigned int flags) { return flags == 0 ? 0 : 1; }
+#endif
 static int fake_other(void) { return 999; }
 
 const char* opara_fake_requests(void) { return request_log; }

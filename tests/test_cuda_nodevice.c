@@ -1,7 +1,7 @@
 /* test_cuda_nodevice.c - what a program gets from the CUDA path on a machine without a GPU, on Linux
-   (make test) and on Windows (make test-windows, under Wine): tests/fake_cuda_nodevice.c is a driver
-   library whose cuInit answers CUDA_ERROR_NO_DEVICE. It loads with every entry point and its code is
-   named from our table (the fake's cuGetErrorName fails); OPARA_BACKEND_CUDA is refused with that
+   (make test) and on Windows (make test-windows, under Wine): the no-device fake of
+   tests/test_cuda_loader.c is a driver library whose cuInit answers CUDA_ERROR_NO_DEVICE. It loads
+   with every entry point and its code is named from our table (the fake's cuGetErrorName fails); OPARA_BACKEND_CUDA is refused with that
    reason as OPARA_ERR_NO_BACKEND, OPARA_BACKEND_AUTO runs on the CPU with the right result and says
    why in an INFO log (not a warning: nothing is wrong with such a machine); with no driver at
    all the search list is named; a library path that does not exist is refused naming the path and
